@@ -1,0 +1,121 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+
+/** A text part of a tool result or a message. */
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+/** An image part: base64 data plus its MIME type (e.g. `image/png`). */
+export interface ImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+export type Content = TextContent | ImageContent;
+
+/**
+ * What `execute` returns (S6). `content` is what the model reads next turn;
+ * `details` is for logs and UIs and never reaches the model; `terminate`
+ * asks to stop after this batch (S7).
+ */
+export interface ToolResult<TDetails = unknown> {
+  content: Content[];
+  details?: TDetails;
+  terminate?: boolean;
+}
+
+export type ExecutionMode = 'parallel' | 'sequential';
+export type Isolation = 'worker' | 'process';
+
+/** Limits for one call; any field left out falls back to the executor's. */
+export interface ToolLimits {
+  /** Wall time from the moment the tool starts running. */
+  timeoutMs?: number;
+  /** The worker's JS heap (process tier: the whole child process). */
+  maxMemoryMb?: number;
+  /** Largest serialized result or update; measured before it crosses threads. */
+  maxResultBytes?: number;
+  /** How long a tool gets to honour `ctx.signal` before it is killed. */
+  abortGraceMs?: number;
+}
+
+/**
+ * Functions the host grants to tools (`createExecutor({ host })`). Inside a
+ * tool they are called as `ctx.host.name(...)` and always return a promise.
+ */
+export type HostFunctions = Record<string, (...args: never[]) => unknown>;
+
+export interface ToolContext {
+  callId: string;
+  /** Fires when the call is aborted or times out; stop work promptly. */
+  signal: AbortSignal;
+  /** Emit a partial result as a `tool_update` event; dropped once the call settled (S10). */
+  onUpdate: (partial: ToolResult) => void;
+  /** Host capabilities granted by `createExecutor({ host })`. */
+  host: Record<string, (...args: unknown[]) => Promise<unknown>>;
+}
+
+export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> {
+  name: string;
+  description: string;
+  parameters: TParams;
+  /** UI metadata only; never changes execution (S2). */
+  label?: string;
+  executionMode?: ExecutionMode;
+  /** Rewrites the raw arguments before validation (S5). */
+  prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  /** Runs the tool with validated, coerced arguments (S1, S3). Throw to fail (S8). */
+  // Method syntax on purpose: a concrete tool must stay assignable to `Tool` (bivariant args).
+  execute(args: Static<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
+  limits?: ToolLimits;
+  isolation?: Isolation;
+}
+
+/** The brand that marks an object made by `defineTool`; global so copies of toolpool agree. */
+export const TOOL_BRAND: unique symbol = Symbol.for('toolpool.tool') as never;
+
+export type Tool<TParams extends TSchema = TSchema, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
+  readonly [TOOL_BRAND]: true;
+};
+
+/**
+ * Declares a tool. The type of `args` in `execute` is derived from the
+ * TypeBox `parameters` schema, so the schema shown to the model and the
+ * type the code uses cannot drift apart (S1).
+ */
+export function defineTool<TParams extends TSchema, TDetails = unknown>(
+  definition: ToolDefinition<TParams, TDetails>,
+): Tool<TParams, TDetails> {
+  return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
+}
+
+export function isTool(value: unknown): value is Tool {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_BRAND] === true;
+}
+
+/** What the model sees of a tool. */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: TSchema;
+}
+
+/** A call the model asked for. `arguments` may be a JSON string, as some providers send it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown> | string;
+}
+
+/** A finished call, in the shape the transcript and the model adapters use. */
+export interface ToolResultMessage<TDetails = unknown> {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: Content[];
+  details: TDetails | undefined;
+  isError: boolean;
+  timestamp: number;
+}
