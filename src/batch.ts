@@ -1,0 +1,267 @@
+import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
+import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
+import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
+import { resolveLimits } from './limits.ts';
+import type { RegisteredTool } from './registry.ts';
+import { textResult } from './tool-result.ts';
+import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from './tool.ts';
+
+export interface BatchOptions {
+  /** Aborts running tools (their `ctx.signal`, then a kill after the grace period) and skips calls not yet started. */
+  signal?: AbortSignal;
+  /** Also receives this batch's events, in the same ordered chain as subscribers (used by `Agent`). */
+  onEvent?: Listener<ToolEvent>;
+}
+
+export interface BatchResult {
+  /** One result per call, in the order the model asked for them (S12). */
+  results: ToolResultMessage[];
+  /** Every result asked to terminate (S7). */
+  terminate: boolean;
+  /** A hook stopped the run (S13). */
+  stopped: boolean;
+  stopReason?: string;
+}
+
+/** What a batch needs from its executor. */
+export interface BatchEnvironment {
+  tools: ReadonlyMap<string, RegisteredTool>;
+  toolExecution: ExecutionMode;
+  limits: ToolLimits;
+  events: OrderedEmitter<ToolEvent>;
+  hooks: HookQueue;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+}
+
+/** One call's progress through the batch. */
+interface CallState {
+  readonly call: ToolCall;
+  readonly startedAt: number;
+  tool?: RegisteredTool;
+  /** Validated arguments; set only when the call may run. */
+  args?: Record<string, unknown>;
+  executed: boolean;
+  result?: ToolResult;
+  isError: boolean;
+  durationMs: number;
+}
+
+/**
+ * Runs one batch of tool calls with the seed's lifecycle (S11-S13):
+ * prepare (tool_start, lookup, parse, prepareArguments, validation,
+ * beforeToolCall) in source order; execute (only this part concurrent);
+ * finalize (afterToolCall, tool_end, result message) in source order.
+ */
+export class BatchRun {
+  #stopped = false;
+  #stopReason: string | undefined;
+
+  constructor(
+    private readonly env: BatchEnvironment,
+    private readonly calls: ToolCall[],
+    private readonly options: BatchOptions,
+  ) {}
+
+  async run(): Promise<BatchResult> {
+    const results = this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
+    const terminate = results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
+    return {
+      results: results.map(({ message }) => message),
+      terminate,
+      stopped: this.#stopped,
+      ...(this.#stopReason !== undefined ? { stopReason: this.#stopReason } : {}),
+    };
+  }
+
+  /** S11: sequential for the whole executor, or whenever a sequential tool is in the batch. */
+  #isSequential(): boolean {
+    if (this.env.toolExecution === 'sequential') return true;
+    return this.calls.some((call) => this.env.tools.get(call.name)?.info.executionMode === 'sequential');
+  }
+
+  async #runConcurrently() {
+    const states: CallState[] = [];
+    for (const call of this.calls) states.push(await this.#prepare(call));
+    await Promise.all(states.map((state) => this.#execute(state)));
+    const results = [];
+    for (const state of states) results.push(await this.#finalize(state));
+    return results;
+  }
+
+  async #runSequentially() {
+    const results = [];
+    for (const call of this.calls) {
+      const state = await this.#prepare(call);
+      await this.#execute(state);
+      results.push(await this.#finalize(state));
+    }
+    return results;
+  }
+
+  async #prepare(call: ToolCall): Promise<CallState> {
+    const state: CallState = { call, startedAt: performance.now(), executed: false, isError: false, durationMs: 0 };
+    const parsed = parseArguments(call.arguments);
+    await this.#emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: parsed.ok ? parsed.value : call.arguments });
+    const problem = await this.#admit(state, parsed);
+    if (problem !== undefined) this.#settle(state, textResult(problem), true);
+    return state;
+  }
+
+  /** Everything that can keep a call from running, in order; returns the error text, or nothing when it may run. */
+  async #admit(state: CallState, parsed: Parsed): Promise<string | undefined> {
+    const { call } = state;
+    if (this.#stopped) return ToolErrors.stoppedBeforeRun(this.#stopReason);
+    if (this.options.signal?.aborted) return ToolErrors.abortedBeforeStart();
+    const tool = this.env.tools.get(call.name);
+    if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
+    if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
+    if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, String(call.arguments));
+    if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
+    let args = parsed.value;
+    if (tool.info.hasPrepare) {
+      try {
+        args = await tool.runner.prepare(args);
+      } catch (error) {
+        return ToolErrors.prepareFailed(call.name, errorMessage(error));
+      }
+      if (!isPlainObject(args)) return ToolErrors.prepareFailed(call.name, `it returned ${JSON.stringify(args)}, not an object`);
+    }
+    const validation = tool.validate(args, call.arguments);
+    if (!validation.ok) return validation.message;
+    state.tool = tool;
+    return this.#askBeforeHook(state, validation.args);
+  }
+
+  async #askBeforeHook(state: CallState, args: Record<string, unknown>): Promise<string | undefined> {
+    const hook = this.env.beforeToolCall;
+    if (hook) {
+      let decision;
+      try {
+        decision = await this.env.hooks.run(() => hook({ toolCall: state.call, args }));
+      } catch (error) {
+        return ToolErrors.beforeHookThrew(errorMessage(error));
+      }
+      if (decision && 'stop' in decision && decision.stop) {
+        this.#stop(decision.reason);
+        return ToolErrors.stoppedBeforeRun(decision.reason);
+      }
+      if (decision && 'block' in decision && decision.block) return ToolErrors.blocked(decision.reason);
+    }
+    state.args = args;
+    return undefined;
+  }
+
+  async #execute(state: CallState): Promise<void> {
+    const { tool, args, call } = state;
+    if (!tool || !args) return;
+    // A stop asked for by a hook (in any call) means no further tool starts.
+    if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true);
+    state.executed = true;
+    const outcome = await tool.runner.execute({
+      callId: call.id,
+      args,
+      limits: resolveLimits(this.env.limits, tool.info.limits),
+      ...(this.options.signal ? { signal: this.options.signal } : {}),
+      onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
+    });
+    if (outcome.ok) this.#settle(state, outcome.result, false);
+    else this.#settle(state, textResult(outcome.error), true);
+  }
+
+  #settle(state: CallState, result: ToolResult, isError: boolean): void {
+    state.result = result;
+    state.isError = isError;
+    state.durationMs = performance.now() - state.startedAt;
+  }
+
+  async #finalize(state: CallState): Promise<{ state: CallState; message: ToolResultMessage }> {
+    if (state.executed) await this.#askAfterHook(state);
+    const { call, isError } = state;
+    const result = state.result!;
+    await this.#emit({ type: 'tool_end', toolCallId: call.id, toolName: call.name, result, isError, durationMs: state.durationMs });
+    const message: ToolResultMessage = {
+      role: 'toolResult',
+      toolCallId: call.id,
+      toolName: call.name,
+      content: result.content,
+      details: result.details,
+      isError,
+      timestamp: Date.now(),
+    };
+    return { state, message };
+  }
+
+  async #askAfterHook(state: CallState): Promise<void> {
+    const hook = this.env.afterToolCall;
+    if (!hook) return;
+    let change: AfterToolCallResult | void;
+    try {
+      change = await this.env.hooks.run(() =>
+        hook({ toolCall: state.call, args: state.args!, result: state.result!, isError: state.isError }),
+      );
+    } catch (error) {
+      state.result = textResult(ToolErrors.afterHookThrew(errorMessage(error)));
+      state.isError = true;
+      return;
+    }
+    if (!change) return;
+    const result = { ...state.result! };
+    if (change.content !== undefined) result.content = change.content;
+    if ('details' in change) result.details = change.details;
+    if (change.terminate !== undefined) result.terminate = change.terminate;
+    if (change.isError !== undefined) state.isError = change.isError;
+    state.result = result;
+    if (change.stop) this.#stop(change.reason);
+  }
+
+  #stop(reason: string | undefined): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#stopReason = reason;
+  }
+
+  #emit(event: ToolEvent): Promise<void> {
+    return this.env.events.emit(event, this.options.onEvent);
+  }
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/**
+ * Arguments as a JSON string are parsed (some providers send them so); an
+ * object is cloned, because coercion rewrites it in place and the caller's
+ * object must stay as the model sent it.
+ */
+function parseArguments(raw: unknown): Parsed {
+  if (typeof raw === 'string') {
+    if (raw.trim() === '') return { ok: true, value: {} };
+    try {
+      return { ok: true, value: JSON.parse(raw) };
+    } catch (error) {
+      return { ok: false, reason: errorMessage(error) };
+    }
+  }
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  try {
+    return { ok: true, value: structuredClone(raw) };
+  } catch (error) {
+    return { ok: false, reason: errorMessage(error) };
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */
+export function checkToolCalls(calls: unknown): ToolCall[] {
+  if (!Array.isArray(calls)) throw new TypeError(ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
+  calls.forEach((call, index) => {
+    const { id, name } = (call ?? {}) as Partial<ToolCall>;
+    if (typeof id !== 'string' || typeof name !== 'string') {
+      throw new TypeError(ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
+    }
+  });
+  return calls as ToolCall[];
+}

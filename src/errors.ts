@@ -1,0 +1,98 @@
+/**
+ * Every message toolpool produces, in one place. Texts that end up in an
+ * error result are read by a model: they say what went wrong and, where the
+ * model can fix it, what to do instead.
+ */
+
+export const ToolErrors = {
+  unknownTool: (name: string, available: string[]) =>
+    `Tool "${name}" not found. Available tools: ${available.length ? available.join(', ') : '(none)'}.`,
+  noImplementation: (name: string) => `Tool "${name}" has no execute function, so it cannot run.`,
+  malformedJson: (name: string, reason: string, raw: string) =>
+    `The arguments for tool "${name}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
+    'Call the tool again with a JSON object as arguments.',
+  argumentsNotObject: (name: string, raw: unknown) =>
+    `The arguments for tool "${name}" must be a JSON object. Received: ${preview(raw)}.`,
+  validationFailed: (name: string, problems: string[], received: unknown) =>
+    `Validation failed for tool "${name}":\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
+    `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
+  prepareFailed: (name: string, message: string) => `prepareArguments of tool "${name}" failed: ${message}`,
+  blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
+  stoppedBeforeRun: (reason: string | undefined) =>
+    `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
+  beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
+  afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
+  abortedBeforeStart: () => 'Tool call aborted before it started.',
+  abortedWhileRunning: (how: StopHow) =>
+    how === 'cooperative'
+      ? 'Tool call aborted: the tool stopped when its signal fired.'
+      : 'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
+  timedOut: (timeoutMs: number, how: StopHow) =>
+    how === 'cooperative'
+      ? `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it stopped when its signal fired.`
+      : `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it ignored its signal and was killed after the grace period.`,
+  memoryLimit: (maxMemoryMb: number) =>
+    `Tool reached its memory limit (maxMemoryMb: ${maxMemoryMb} MB) and was stopped.`,
+  resultTooLarge: (what: 'result' | 'update', bytes: number, limit: number) =>
+    `Tool ${what} is ${bytes} bytes, over the limit maxResultBytes (${limit} bytes).`,
+  notCloneable: (what: 'result' | 'update', reason: string) =>
+    `Tool ${what} cannot be sent from the worker to the host (${reason}). ` +
+    'Return plain data only: no functions, symbols or class instances with methods.',
+  invalidResult: (problem: string) => `Tool returned an invalid result: ${problem}.`,
+  workerExited: (code: number) =>
+    `Tool crashed: its worker exited with code ${code} (process.exit or a fatal error).`,
+  workerCrashed: (message: string) => `Tool crashed: ${message}`,
+  processDied: (signal: string | null, code: number | null) =>
+    `Tool crashed: its isolation process died (${signal ? `signal ${signal}` : `exit code ${code}`}).`,
+  poolClosed: () => 'Tool call cancelled: the executor was closed.',
+} as const;
+
+type StopHow = 'cooperative' | 'killed';
+
+/** The error text for a call ended by a timeout or an abort, saying which step of the stop ended it. */
+export function stopMessage(reason: 'timeout' | 'aborted', how: StopHow | 'before-start', timeoutMs: number): string {
+  if (how === 'before-start') return ToolErrors.abortedBeforeStart();
+  return reason === 'timeout' ? ToolErrors.timedOut(timeoutMs, how) : ToolErrors.abortedWhileRunning(how);
+}
+
+/** Errors thrown to the caller for bad configuration: they name the problem and the fix. */
+export const ConfigErrors = {
+  moduleNotFound: (module: string) =>
+    `Tool module ${module} could not be found. Check the path or URL passed in createExecutor({ tools }).`,
+  moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
+  noDefaultTool: (module: string) =>
+    `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
+  invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
+  invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
+  duplicateName: (name: string, first: string, second: string) =>
+    `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
+  badToolEntry: (index: number, received: string) =>
+    `createExecutor({ tools }): entry ${index} is ${received}; expected a module path, a file URL or a defineTool() object.`,
+  badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,
+  closed: () => 'This executor is closed; create a new one with createExecutor().',
+  badToolCalls: (problem: string) => `executeBatch: ${problem}`,
+} as const;
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+export function preview(value: unknown, max = 500): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return truncate(text, max);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
+}

@@ -1,0 +1,162 @@
+import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
+import { ConfigErrors } from './errors.ts';
+import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
+import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
+import { checkLimits } from './tool-info.ts';
+import { PoolSet } from './pool/pool-set.ts';
+import { registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
+import type { ExecutionMode, HostFunctions, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
+
+export interface WorkerOptions {
+  /** Workers kept alive when idle (default 1). */
+  min?: number;
+  /** Workers per pool at most (default: the number of CPUs, at least 2). */
+  max?: number;
+  /** How long a worker above `min` may sit idle before it is stopped (default 30 s). */
+  idleTimeoutMs?: number;
+}
+
+export interface ExecutorOptions {
+  /** Module paths or file URLs (run in workers), or inline `defineTool()` objects (run on this thread). */
+  tools: readonly ToolEntry[];
+  /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
+  toolExecution?: ExecutionMode;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  /** Host functions tools may call as `ctx.host.name(...)`. */
+  host?: HostFunctions;
+  /** Defaults for every tool; a tool's own `limits` override them. */
+  limits?: ToolLimits;
+  workers?: WorkerOptions;
+}
+
+export interface Executor {
+  /** What to send to a model: `[{ name, description, parameters }]`. */
+  readonly definitions: ToolSchema[];
+  subscribe(listener: Listener<ToolEvent>): () => void;
+  executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the tools (module tools are described inside a worker), compiles
+ * each schema once and returns an executor. Rejects with a message naming
+ * the module and the problem when a tool cannot be loaded.
+ */
+export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
+  const checked = checkOptions(options);
+  const pools = new PoolSet({
+    ...PoolSet.defaults(),
+    ...workerCounts(options.workers),
+    env: {},
+    execArgv: [],
+    hostFunctions: checked.host,
+  });
+  try {
+    const tools = await registerTools(options.tools, { pools, limits: checked.limits, host: checked.host });
+    return new ToolExecutor(tools, pools, checked);
+  } catch (error) {
+    await pools.close();
+    throw error;
+  }
+}
+
+interface CheckedOptions {
+  toolExecution: ExecutionMode;
+  limits: ToolLimits;
+  host: HostFunctions;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+}
+
+function checkOptions(options: ExecutorOptions): CheckedOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError(ConfigErrors.badOption('(options)', 'must be an object with a tools array'));
+  if (!Array.isArray(options.tools)) throw new TypeError(ConfigErrors.badOption('tools', 'must be an array of module paths, file URLs or defineTool() objects'));
+  const toolExecution = options.toolExecution ?? 'parallel';
+  if (toolExecution !== 'parallel' && toolExecution !== 'sequential') throw new TypeError(ConfigErrors.badOption('toolExecution', 'must be "parallel" or "sequential"'));
+  for (const hook of ['beforeToolCall', 'afterToolCall'] as const) {
+    if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new TypeError(ConfigErrors.badOption(hook, 'must be a function'));
+  }
+  const host = options.host ?? {};
+  for (const [name, fn] of Object.entries(host)) {
+    if (typeof fn !== 'function') throw new TypeError(ConfigErrors.badOption(`host.${name}`, 'must be a function'));
+  }
+  let limits: ToolLimits;
+  try {
+    limits = checkLimits(options.limits, 'createExecutor: option limits');
+  } catch (error) {
+    throw new TypeError((error as Error).message);
+  }
+  return {
+    toolExecution,
+    limits,
+    host,
+    ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
+    ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
+  };
+}
+
+function workerCounts(workers: WorkerOptions | undefined) {
+  const counts: { minWorkers?: number; maxWorkers?: number; idleTimeoutMs?: number } = {};
+  const check = (name: string, value: number | undefined, min: number) => {
+    if (value === undefined) return undefined;
+    if (!Number.isInteger(value) || value < min) throw new TypeError(ConfigErrors.badOption(`workers.${name}`, `must be an integer >= ${min}`));
+    return value;
+  };
+  const min = check('min', workers?.min, 0);
+  const max = check('max', workers?.max, 1);
+  const idle = check('idleTimeoutMs', workers?.idleTimeoutMs, 0);
+  if (min !== undefined) counts.minWorkers = min;
+  if (max !== undefined) counts.maxWorkers = max;
+  if (idle !== undefined) counts.idleTimeoutMs = idle;
+  return counts;
+}
+
+class ToolExecutor implements Executor {
+  readonly definitions: ToolSchema[];
+  readonly #events = new OrderedEmitter<ToolEvent>();
+  readonly #hooks = new HookQueue();
+  #closed = false;
+
+  constructor(
+    private readonly tools: Map<string, RegisteredTool>,
+    private readonly pools: PoolSet,
+    private readonly options: CheckedOptions,
+  ) {
+    this.definitions = [...tools.values()].map(({ info }) => ({
+      name: info.name,
+      description: info.description,
+      parameters: info.parameters,
+    }));
+  }
+
+  subscribe(listener: Listener<ToolEvent>): () => void {
+    return this.#events.subscribe(listener);
+  }
+
+  executeBatch(toolCalls: ToolCall[], options: BatchOptions = {}): Promise<BatchResult> {
+    if (this.#closed) return Promise.reject(new Error(ConfigErrors.closed()));
+    let calls: ToolCall[];
+    try {
+      calls = checkToolCalls(toolCalls);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const environment = {
+      tools: this.tools,
+      toolExecution: this.options.toolExecution,
+      limits: this.options.limits,
+      events: this.#events,
+      hooks: this.#hooks,
+      ...(this.options.beforeToolCall ? { beforeToolCall: this.options.beforeToolCall } : {}),
+      ...(this.options.afterToolCall ? { afterToolCall: this.options.afterToolCall } : {}),
+    };
+    return new BatchRun(environment, calls, options).run();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.pools.close();
+  }
+}

@@ -1,0 +1,33 @@
+// The public API of toolpool, at a glance.
+export { defineTool, isTool } from './tool.ts';
+export type {
+  Content,
+  ExecutionMode,
+  HostFunctions,
+  ImageContent,
+  Isolation,
+  TextContent,
+  Tool,
+  ToolCall,
+  ToolContext,
+  ToolDefinition,
+  ToolLimits,
+  ToolResult,
+  ToolResultMessage,
+  ToolSchema,
+} from './tool.ts';
+export { createExecutor } from './executor.ts';
+export type { Executor, ExecutorOptions, WorkerOptions } from './executor.ts';
+export type { BatchOptions, BatchResult } from './batch.ts';
+export type {
+  AfterToolCallContext,
+  AfterToolCallHook,
+  AfterToolCallResult,
+  BeforeToolCallContext,
+  BeforeToolCallHook,
+  BeforeToolCallResult,
+} from './hooks.ts';
+export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './events.ts';
+export type { ToolEntry } from './registry.ts';
+export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './messages.ts';
+export type { Model, ModelRequest, ModelStreamEvent } from './model.ts';

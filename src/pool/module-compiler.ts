@@ -1,0 +1,96 @@
+import { build, type Plugin } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, extname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
+
+/** Where compiled modules live; permission-restricted workers get read access to it. */
+export const COMPILE_CACHE_DIR = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`);
+
+/**
+ * Returns a path that a plain Node worker can import. JavaScript comes back
+ * as is. TypeScript is compiled here, on the host, with esbuild — without
+ * running it — because a loader like tsx needs a hooks thread, which a
+ * permission-restricted worker may not start. Relative imports are bundled;
+ * packages stay external, pinned to the absolute file they resolve to from
+ * the source, so the output can live in a cache folder and still load the
+ * same package copies as the source would.
+ */
+export async function toRunnableModule(file: string): Promise<string> {
+  if (!TYPESCRIPT.has(extname(file))) return file;
+  const result = await build({
+    entryPoints: [file],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'inline',
+    logLevel: 'silent',
+    plugins: [pinPackagesToSource(), keepImportMetaOfSource()],
+  });
+  const code = result.outputFiles[0]!.text;
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  const out = join(COMPILE_CACHE_DIR, `${basename(file, extname(file))}-${hash}.mjs`);
+  await writeOnce(out, code);
+  return out;
+}
+
+async function writeOnce(path: string, contents: string): Promise<void> {
+  if (await stat(path).catch(() => undefined)) return;
+  await mkdir(dirname(path), { recursive: true });
+  // Write then rename, so a concurrent reader never imports half a file.
+  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(temp, contents);
+  await rename(temp, path);
+}
+
+function pinPackagesToSource(): Plugin {
+  return {
+    name: 'toolpool-pin-packages',
+    setup(builder) {
+      builder.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.path.startsWith('node:') || isBuiltin(args.path)) return { path: args.path, external: true };
+        if (args.pluginData === 'resolving') return undefined;
+        const resolved = await builder.resolve(args.path, {
+          kind: args.kind,
+          resolveDir: args.resolveDir,
+          importer: args.importer,
+          pluginData: 'resolving',
+        });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        return { path: pathToFileURL(resolved.path).href, external: true };
+      });
+    },
+  };
+}
+
+/** `import.meta.url` in a bundled file must still name the file it was written in. */
+function keepImportMetaOfSource(): Plugin {
+  return {
+    name: 'toolpool-import-meta',
+    setup(builder) {
+      builder.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
+        const source = await readFile(args.path, 'utf8');
+        const contents = source.includes('import.meta')
+          ? source
+              .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+              .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
+              .replaceAll('import.meta.filename', JSON.stringify(args.path))
+          : source;
+        return { contents, loader: loaderFor(args.path), resolveDir: dirname(args.path) };
+      });
+    },
+  };
+}
+
+function loaderFor(path: string): 'ts' | 'tsx' | 'js' | 'jsx' {
+  const ext = extname(path);
+  if (ext === '.tsx') return 'tsx';
+  if (ext === '.jsx') return 'jsx';
+  return TYPESCRIPT.has(ext) ? 'ts' : 'js';
+}

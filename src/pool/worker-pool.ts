@@ -1,0 +1,237 @@
+import { Piscina } from 'piscina';
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { expose } from 'comlink/dist/esm/comlink.mjs';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { ToolErrors, errorMessage, stopMessage } from '../errors.ts';
+import type { ToolInfo } from '../tool-info.ts';
+import type { RunJob, RunOutcome } from '../runner.ts';
+import type { HostFunctions } from '../tool.ts';
+import { CallTable } from './call-table.ts';
+import { toRunnableModule } from './module-compiler.ts';
+import { decodeToolResult } from './payload.ts';
+import {
+  WORKER_HELLO,
+  type AbortMessage,
+  type DescribeReply,
+  type ModuleTask,
+  type ExecuteReply,
+  type PrepareReply,
+  type UpdateMessage,
+  type WorkerHello,
+  type WorkerTask,
+} from './protocol.ts';
+import { StopTimer } from '../stop-timer.ts';
+
+export interface WorkerPoolOptions {
+  maxMemoryMb: number;
+  minWorkers: number;
+  maxWorkers: number;
+  idleTimeoutMs: number;
+  /** The workers' whole `process.env`. */
+  env: Record<string, string>;
+  execArgv: string[];
+  hostFunctions: HostFunctions;
+}
+
+export interface ExecuteJob extends RunJob {
+  ref: ModuleTask;
+}
+
+/** Calls in flight per pool before further calls wait for a slot in the shared call table. */
+const CALL_TABLE_SLOTS = 1024;
+
+export function defaultWorkerCount(): number {
+  return Math.max(2, availableParallelism());
+}
+
+/**
+ * One piscina pool for one limits profile (workers of a pool share their
+ * heap limit). Owns the per-worker channels, the shared call table, the
+ * two-step stop for timeouts and aborts, and the classification of every
+ * way a worker can fail.
+ */
+export class WorkerPool {
+  readonly #piscina: Piscina;
+  readonly #table = CallTable.create(CALL_TABLE_SLOTS);
+  readonly #ports = new Map<number, MessagePort>();
+  readonly #active = new Map<number, PoolCall>();
+  #nextRunId = 1;
+  #closing = false;
+
+  private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
+    this.#piscina = new Piscina({
+      filename: workerFile,
+      minThreads: Math.min(options.minWorkers, options.maxWorkers),
+      maxThreads: options.maxWorkers,
+      idleTimeout: options.idleTimeoutMs,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb },
+      env: options.env,
+      execArgv: options.execArgv,
+      workerData: { callTable: this.#table.memory },
+      // Atomics.waitAsync keeps an idle worker's event loop turning, so a
+      // tool's leftover timers fire (and are attributed) while it waits.
+      atomics: 'async',
+    });
+    this.#piscina.on('message', (message: unknown) => this.#onWorkerMessage(message));
+    // Without a listener an 'error' event would kill the host; errors here are
+    // already turned into call results, so a stray one is only reported.
+    this.#piscina.on('error', (error: unknown) => process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`));
+  }
+
+  static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
+    return new WorkerPool(await workerEntryFile(), options);
+  }
+
+  async describe(ref: ModuleTask): Promise<ToolInfo> {
+    const reply = (await this.#run({ op: 'describe', ...ref })) as DescribeReply;
+    if (!reply.ok) throw new Error(reply.error);
+    return reply.info;
+  }
+
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const reply = (await this.#run({ op: 'prepare', ...ref, raw })) as PrepareReply;
+    if (!reply.ok) throw new Error(reply.error);
+    return reply.args;
+  }
+
+  async execute(job: ExecuteJob): Promise<RunOutcome> {
+    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    const slot = await this.#table.acquire();
+    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, (message) => this.#broadcast(message));
+    this.#active.set(call.runId, call);
+    try {
+      const reply = await this.#run(call.task(this.hostFunctionNames), call.kill.signal);
+      this.#drainUpdates(reply as ExecuteReply, call);
+      return call.outcome(reply as ExecuteReply, undefined);
+    } catch (error) {
+      return this.#closing ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(undefined, error);
+    } finally {
+      call.dispose();
+      this.#active.delete(call.runId);
+      this.#table.release(slot);
+    }
+  }
+
+  get hostFunctionNames(): string[] {
+    return Object.keys(this.options.hostFunctions);
+  }
+
+  /** Worker threads currently alive (for tests and diagnostics). */
+  get threadCount(): number {
+    return this.#piscina.threads.length;
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.#piscina.destroy();
+    for (const port of this.#ports.values()) port.close();
+    this.#ports.clear();
+  }
+
+  #run(task: WorkerTask, signal?: AbortSignal): Promise<unknown> {
+    return this.#piscina.run(task, signal ? { signal } : {});
+  }
+
+  #onWorkerMessage(message: unknown): void {
+    if (typeof message !== 'object' || message === null || !(WORKER_HELLO in message)) return;
+    const { threadId, port, hostPort } = message as WorkerHello & { port: MessagePort; hostPort: MessagePort };
+    this.#ports.set(threadId, port);
+    port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.bytes));
+    port.on('close', () => this.#ports.delete(threadId));
+    port.unref();
+    expose(this.options.hostFunctions, nodeEndpoint(hostPort));
+    hostPort.unref();
+  }
+
+  /**
+   * Updates travel on the worker's channel, the reply on piscina's: the
+   * reply says how many updates were posted, and any still queued are read
+   * synchronously now, so no update can ever follow its call's end.
+   */
+  #drainUpdates(reply: ExecuteReply, call: PoolCall): void {
+    const port = this.#ports.get(reply.threadId);
+    while (port && call.received < reply.updates) {
+      const entry = receiveMessageOnPort(port) as { message: UpdateMessage } | undefined;
+      if (!entry) break;
+      this.#active.get(entry.message.runId)?.receive(entry.message.bytes);
+    }
+  }
+
+  #broadcast(message: AbortMessage): void {
+    for (const port of this.#ports.values()) port.postMessage(message);
+  }
+}
+
+/** One call of this pool: its slot, its updates, and how it was stopped if it was. */
+class PoolCall {
+  readonly kill = new AbortController();
+  received = 0;
+  readonly #stopTimer: StopTimer;
+
+  constructor(
+    readonly runId: number,
+    readonly slot: number,
+    private readonly job: ExecuteJob,
+    private readonly table: CallTable,
+    sendAbort: (message: AbortMessage) => void,
+  ) {
+    this.#stopTimer = new StopTimer({
+      limits: job.limits,
+      startedAt: () => table.startedAt(slot),
+      requestStop: (reason) => sendAbort({ runId, reason }),
+      kill: () => this.kill.abort(),
+      signal: job.signal,
+    });
+  }
+
+  task(hostFunctions: string[]): WorkerTask {
+    const { ref, callId, args, limits } = this.job;
+    return { op: 'execute', ...ref, callId, args, runId: this.runId, slot: this.slot, maxResultBytes: limits.maxResultBytes, hostFunctions };
+  }
+
+  receive(bytes: Uint8Array): void {
+    this.received++;
+    if (this.#stopTimer.stopped) return void this.table.markConsumed(this.slot);
+    const delivered = this.job.onUpdate(decodeToolResult(bytes));
+    // Flow control: the worker sees an update as consumed once listeners are done with it.
+    if (delivered instanceof Promise) void delivered.finally(() => this.table.markConsumed(this.slot));
+    else this.table.markConsumed(this.slot);
+  }
+
+  outcome(reply: ExecuteReply | undefined, error: unknown): RunOutcome {
+    if (isOutOfMemory(error)) return { ok: false, error: ToolErrors.memoryLimit(this.job.limits.maxMemoryMb) };
+    const stop = this.#stopTimer.stopped;
+    if (stop) return { ok: false, error: stopMessage(stop.reason, stop.how, this.job.limits.timeoutMs) };
+    if (reply) return reply.ok ? { ok: true, result: decodeToolResult(reply.result) } : { ok: false, error: reply.error };
+    return { ok: false, error: crashMessage(error) };
+  }
+
+  dispose(): void {
+    this.#stopTimer.dispose();
+  }
+}
+
+
+function isOutOfMemory(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+function crashMessage(error: unknown): string {
+  const exited = /worker exited with code: (-?\d+)/.exec(errorMessage(error));
+  if (exited) return ToolErrors.workerExited(Number(exited[1]));
+  return ToolErrors.workerCrashed(errorMessage(error));
+}
+
+/**
+ * The worker entry as a file a plain worker can load: the built JavaScript
+ * next to this file in a package, or the TypeScript source compiled on the
+ * fly when toolpool itself runs from source (tests, tsx).
+ */
+async function workerEntryFile(): Promise<string> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  const entry = fileURLToPath(new URL(`../../workers/tool-worker${extension}`, import.meta.url));
+  return toRunnableModule(entry);
+}

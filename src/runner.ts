@@ -1,0 +1,20 @@
+import type { ResolvedLimits } from './limits.ts';
+import type { ToolResult } from './tool.ts';
+
+/** One call handed to a runner (inline, worker pool or process tier). */
+export interface RunJob {
+  callId: string;
+  args: unknown;
+  limits: ResolvedLimits;
+  signal?: AbortSignal;
+  onUpdate: (partial: ToolResult) => void | Promise<void>;
+}
+
+/** Runners never throw for what a tool does: every failure is an error text. */
+export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: string };
+
+/** How the executor reaches a tool's code, wherever it runs. */
+export interface ToolRunner {
+  prepare(raw: Record<string, unknown>): Promise<Record<string, unknown>>;
+  execute(job: RunJob): Promise<RunOutcome>;
+}

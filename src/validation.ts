@@ -1,0 +1,68 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { TSchema } from '@sinclair/typebox';
+import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
+
+/**
+ * One Ajv instance for the whole process. `coerceTypes` undoes the usual
+ * model mistakes (`"3"` for a number, `"true"` for a boolean) in place (S3);
+ * `useDefaults` fills schema defaults; `allErrors` lets one error result name
+ * every wrong field at once (S4).
+ */
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+
+export type ValidationOutcome =
+  | { ok: true; args: Record<string, unknown> }
+  | { ok: false; message: string };
+
+/**
+ * Validates and coerces `args` in place (callers pass an object they own).
+ * `received` is what the model sent, untouched, for the error text.
+ */
+export type ArgumentValidator = (args: Record<string, unknown>, received: unknown) => ValidationOutcome;
+
+/**
+ * Compiles the validator for one tool, once, at registration. Throws a
+ * configuration error naming the tool when the schema itself is broken.
+ */
+export function compileArgumentValidator(toolName: string, where: string, schema: TSchema): ArgumentValidator {
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch (error) {
+    throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
+  }
+  return (args, received) => {
+    if (validate(args)) return { ok: true, args };
+    const problems = (validate.errors ?? []).map(describeProblem);
+    return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received) };
+  };
+}
+
+function describeProblem(error: ErrorObject): string {
+  const field = fieldOf(error);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${field}: is required but missing`;
+    case 'additionalProperties':
+      return `${field}: is not an allowed property`;
+    case 'enum':
+      return `${field}: must be one of ${JSON.stringify(params.allowedValues)}`;
+    default:
+      return `${field}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** A readable field path: `limit`, `filters.tags[2]`, or `(root)`. */
+function fieldOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  const segments = error.instancePath.split('/').slice(1).map(unescapePointer);
+  if (error.keyword === 'required') segments.push(String(params.missingProperty));
+  if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
+  if (segments.length === 0) return '(root)';
+  return segments.reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}

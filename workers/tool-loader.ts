@@ -1,0 +1,45 @@
+import { pathToFileURL } from 'node:url';
+import { ConfigErrors, errorMessage } from '../src/errors.ts';
+import { describeTool, type ToolInfo } from '../src/tool-info.ts';
+import type { ModuleTask } from '../src/pool/protocol.ts';
+import type { Tool } from '../src/tool.ts';
+
+const loaded = new Map<string, Promise<Tool>>();
+
+/**
+ * Imports a tool module once per worker and returns its default export.
+ * `module` is the runnable file (compiled when the source was TypeScript);
+ * messages name the source the user wrote.
+ */
+export function loadTool({ module, source, options }: ModuleTask): Promise<Tool> {
+  const key = options === undefined ? module : `${module}\0${JSON.stringify(options)}`;
+  let tool = loaded.get(key);
+  if (!tool) {
+    tool = importTool(module, source, options);
+    loaded.set(key, tool);
+  }
+  return tool;
+}
+
+async function importTool(module: string, source: string, options: unknown): Promise<Tool> {
+  let namespace: { default?: unknown };
+  try {
+    namespace = (await import(pathToFileURL(module).href)) as { default?: unknown };
+  } catch (error) {
+    throw new Error(ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
+  }
+  let tool = namespace.default;
+  if (typeof tool === 'function') {
+    try {
+      tool = await (tool as (options: unknown) => unknown)(options);
+    } catch (error) {
+      throw new Error(ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`));
+    }
+  }
+  if (typeof tool !== 'object' || tool === null) throw new Error(ConfigErrors.noDefaultTool(source));
+  return tool as Tool;
+}
+
+export async function describeModule(task: ModuleTask): Promise<ToolInfo> {
+  return describeTool(await loadTool(task), `module ${task.source}`);
+}
