@@ -1,0 +1,53 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { describe, expectTypeOf, test } from 'vitest';
+import { defineTool, type ToolContext, type ToolResult } from '../src/index.ts';
+
+// S1: the type of `args` comes from the same TypeBox schema the model sees.
+describe('defineTool types', () => {
+  test('execute receives Static<typeof parameters>', () => {
+    const parameters = Type.Object({
+      query: Type.String({ minLength: 1 }),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+      mode: Type.Union([Type.Literal('fast'), Type.Literal('exact')]),
+    });
+    defineTool({
+      name: 'search_docs',
+      description: 'Search the documentation',
+      parameters,
+      execute(args, ctx) {
+        expectTypeOf(args).toEqualTypeOf<Static<typeof parameters>>();
+        expectTypeOf(args).toEqualTypeOf<{ query: string; limit?: number; mode: 'fast' | 'exact' }>();
+        expectTypeOf(ctx).toEqualTypeOf<ToolContext>();
+        return { content: [] };
+      },
+    });
+  });
+
+  test('a wrong argument type or a wrong result shape does not compile', () => {
+    defineTool({
+      name: 'typed',
+      description: 'typed',
+      parameters: Type.Object({ n: Type.Number() }),
+      // @ts-expect-error n is a number, so string methods do not exist on it
+      execute: (args) => ({ content: [{ type: 'text', text: args.n.toUpperCase() }] }),
+    });
+    defineTool({
+      name: 'typed',
+      description: 'typed',
+      parameters: Type.Object({}),
+      // @ts-expect-error content parts need a known type
+      execute: () => ({ content: [{ type: 'video', url: 'x' }] }),
+    });
+    expectTypeOf<ToolResult['content'][number]['type']>().toEqualTypeOf<'text' | 'image'>();
+  });
+
+  test('details keep their type through defineTool', () => {
+    const tool = defineTool({
+      name: 'd',
+      description: 'd',
+      parameters: Type.Object({}),
+      execute: () => ({ content: [], details: { hits: 3 } }),
+    });
+    expectTypeOf(tool.execute).returns.toEqualTypeOf<ToolResult<{ hits: number }> | Promise<ToolResult<{ hits: number }>>>();
+  });
+});
