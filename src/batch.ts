@@ -1,10 +1,9 @@
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
-import { resolveLimits } from './limits.ts';
 import type { RegisteredTool } from './registry.ts';
 import { textResult } from './tool-result.ts';
-import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from './tool.ts';
+import type { ExecutionMode, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 
 export interface BatchOptions {
   /** Aborts running tools (their `ctx.signal`, then a kill after the grace period) and skips calls not yet started. */
@@ -27,7 +26,6 @@ export interface BatchResult {
 export interface BatchEnvironment {
   tools: ReadonlyMap<string, RegisteredTool>;
   toolExecution: ExecutionMode;
-  limits: ToolLimits;
   events: OrderedEmitter<ToolEvent>;
   hooks: HookQueue;
   beforeToolCall?: BeforeToolCallHook;
@@ -161,7 +159,7 @@ export class BatchRun {
     const outcome = await tool.runner.execute({
       callId: call.id,
       args,
-      limits: resolveLimits(this.env.limits, tool.info.limits),
+      limits: tool.limits,
       ...(this.options.signal ? { signal: this.options.signal } : {}),
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
     });
@@ -244,10 +242,26 @@ function parseArguments(raw: unknown): Parsed {
   }
   if (raw === undefined || raw === null) return { ok: true, value: {} };
   try {
-    return { ok: true, value: structuredClone(raw) };
+    return { ok: true, value: cloneArguments(raw) };
   } catch (error) {
     return { ok: false, reason: errorMessage(error) };
   }
+}
+
+/** Arguments are JSON-like: copy plain objects and arrays by hand (several times faster than structuredClone for them). */
+function cloneArguments(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneArguments);
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = cloneArguments((value as Record<string, unknown>)[key]);
+    // A "__proto__" key from JSON is data; assigning it would change the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copy[key] = item;
+  }
+  return copy;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -145,7 +145,6 @@ class ToolExecutor implements Executor {
     const environment = {
       tools: this.tools,
       toolExecution: this.options.toolExecution,
-      limits: this.options.limits,
       events: this.#events,
       hooks: this.#hooks,
       ...(this.options.beforeToolCall ? { beforeToolCall: this.options.beforeToolCall } : {}),

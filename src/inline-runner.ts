@@ -18,13 +18,16 @@ export async function runInline(tool: Tool, job: RunJob, host: HostFunctions): P
   let settled = false;
   let abandon!: () => void;
   const abandoned = new Promise<undefined>((resolve) => (abandon = () => resolve(undefined)));
-  const stopTimer = new StopTimer({
-    limits: job.limits,
-    startedAt: () => startedAt,
-    requestStop: (reason) => controller.abort(stopError(reason)),
-    kill: () => abandon(),
-    signal: job.signal,
-  });
+  const stopTimer = new StopTimer(
+    {
+      limits: job.limits,
+      startedAt: () => startedAt,
+      requestStop: (reason) => controller.abort(stopError(reason)),
+      cancelIfQueued: () => false,
+      kill: () => abandon(),
+    },
+    job.signal,
+  );
   const context: ToolContext = {
     callId: job.callId,
     signal: controller.signal,

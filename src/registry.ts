@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import { runInline } from './inline-runner.ts';
-import { DEFAULT_LIMITS } from './limits.ts';
+import { DEFAULT_LIMITS, resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
 import type { PoolSet } from './pool/pool-set.ts';
 import type { ModuleTask } from './pool/protocol.ts';
@@ -32,6 +32,8 @@ export interface RegisteredTool {
   readonly source: string;
   readonly validate: ArgumentValidator;
   readonly runner: ToolRunner;
+  /** The tool's limits over the executor's over the defaults, resolved once. */
+  readonly limits: ResolvedLimits;
 }
 
 export interface RegistryContext {
@@ -59,20 +61,21 @@ export async function registerTools(entries: readonly unknown[], context: Regist
 async function registerOne(entry: unknown, index: number, context: RegistryContext): Promise<RegisteredTool> {
   if (typeof entry === 'string' || entry instanceof URL) return registerModule({ path: modulePath(entry, index) }, context);
   if (isModuleEntry(entry)) return registerModule({ path: modulePath(entry.module, index), options: entry.options }, context);
-  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return registerInline(entry as Tool, context.host);
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return registerInline(entry as Tool, context);
   throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
 
-function registerInline(tool: Tool, host: HostFunctions): RegisteredTool {
+function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
   const info = describeTool(tool, where);
   return {
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
+    limits: resolveLimits(context.limits, info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
-      execute: (job) => runInline(tool, job, host),
+      execute: (job) => runInline(tool, job, context.host),
     },
   };
 }
@@ -93,14 +96,16 @@ async function registerModule({ path, options }: { path: string; options?: unkno
   const describer = await context.pools.get(context.limits.maxMemoryMb ?? DEFAULT_LIMITS.maxMemoryMb);
   const ref: ModuleTask = { module, source: path, ...(options !== undefined ? { options } : {}) };
   const info = await describer.describe(ref);
-  const poolFor = () => context.pools.get(info.limits.maxMemoryMb ?? context.limits.maxMemoryMb ?? DEFAULT_LIMITS.maxMemoryMb);
+  const limits = resolveLimits(context.limits, info.limits);
+  const pool = () => context.pools.get(limits.maxMemoryMb);
   return {
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
+    limits,
     runner: {
-      prepare: async (raw) => (await poolFor()).prepare(ref, raw),
-      execute: async (job) => (await poolFor()).execute({ ...job, ref }),
+      prepare: async (raw) => (await pool()).prepare(ref, raw),
+      execute: async (job) => (await pool()).execute({ ...job, ref }),
     },
   };
 }

@@ -3,15 +3,17 @@ import type { ResolvedLimits } from './limits.ts';
 export type StopReason = 'timeout' | 'aborted';
 export type StopHow = 'cooperative' | 'killed' | 'before-start';
 
-export interface StopTimerOptions {
-  limits: Pick<ResolvedLimits, 'timeoutMs' | 'abortGraceMs'>;
+/** What a runner gives the stop timer: how to see, ask, cancel and kill its call. */
+export interface Stoppable {
+  readonly limits: Pick<ResolvedLimits, 'timeoutMs' | 'abortGraceMs'>;
   /** Epoch ms at which the tool started running; 0 while it waits in a queue. */
-  startedAt: () => number;
+  startedAt(): number;
+  /** A call still waiting in a queue is simply dropped: returns true when that worked. */
+  cancelIfQueued(): boolean;
   /** Step one: fire the tool's own `ctx.signal`. */
-  requestStop: (reason: StopReason) => void;
-  /** Step two, after the grace period (or at once if it never started): stop it for good. */
-  kill: () => void;
-  signal?: AbortSignal;
+  requestStop(reason: StopReason): void;
+  /** Step two, after the grace period: stop it for good. */
+  kill(): void;
 }
 
 /** While a queued call has not started, how often to look whether it has. */
@@ -22,50 +24,71 @@ const START_POLL_MS = 25;
  * moment the tool started, not from queueing) or the caller's abort first
  * fires the tool's signal, then kills it if it is still running when the
  * grace period ends. `stopped` records which step ended the call.
+ *
+ * It runs once per call on the hot path, so it allocates no closures: the
+ * timers get the instance as their argument.
  */
 export class StopTimer {
   stopped: { reason: StopReason; how: StopHow } | undefined;
   #timer: NodeJS.Timeout | undefined;
   #graceTimer: NodeJS.Timeout | undefined;
-  readonly #onAbort = () => this.#stop('aborted');
 
-  constructor(private readonly options: StopTimerOptions) {
-    this.#timer = setTimeout(() => this.#checkTimeout(), options.limits.timeoutMs);
-    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  constructor(
+    private readonly call: Stoppable,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.#timer = setTimeout(checkTimeout, call.limits.timeoutMs, this);
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The abort listener (an EventListener object, so no closure is made). */
+  handleEvent(): void {
+    this.stop('aborted');
   }
 
   dispose(): void {
     clearTimeout(this.#timer);
     clearTimeout(this.#graceTimer);
-    this.options.signal?.removeEventListener('abort', this.#onAbort);
+    this.signal?.removeEventListener('abort', this);
   }
 
-  #checkTimeout(): void {
-    const started = this.options.startedAt();
+  checkTimeout(): void {
+    const { timeoutMs } = this.call.limits;
+    const started = this.call.startedAt();
     if (started === 0) {
-      this.#timer = setTimeout(() => this.#checkTimeout(), Math.min(START_POLL_MS, this.options.limits.timeoutMs));
+      this.#timer = setTimeout(checkTimeout, Math.min(START_POLL_MS, timeoutMs), this);
       return;
     }
-    const remaining = started + this.options.limits.timeoutMs - Date.now();
-    if (remaining > 0) this.#timer = setTimeout(() => this.#checkTimeout(), remaining);
-    else this.#stop('timeout');
+    const remaining = started + timeoutMs - Date.now();
+    if (remaining > 0) this.#timer = setTimeout(checkTimeout, remaining, this);
+    else this.stop('timeout');
   }
 
-  #stop(reason: StopReason): void {
+  stop(reason: StopReason): void {
     if (this.stopped) return;
     clearTimeout(this.#timer);
-    if (this.options.startedAt() === 0) {
+    if (this.call.cancelIfQueued()) {
       this.stopped = { reason, how: 'before-start' };
-      this.options.kill();
       return;
     }
     this.stopped = { reason, how: 'cooperative' };
-    this.options.requestStop(reason);
-    this.#graceTimer = setTimeout(() => {
-      this.stopped = { reason, how: 'killed' };
-      this.options.kill();
-    }, this.options.limits.abortGraceMs);
+    this.call.requestStop(reason);
+    this.#graceTimer = setTimeout(killAfterGrace, this.call.limits.abortGraceMs, this);
   }
+
+  killAfterGrace(): void {
+    if (!this.stopped) return;
+    this.stopped = { reason: this.stopped.reason, how: 'killed' };
+    this.call.kill();
+  }
+}
+
+function checkTimeout(timer: StopTimer): void {
+  timer.checkTimeout();
+}
+
+function killAfterGrace(timer: StopTimer): void {
+  timer.killAfterGrace();
 }
 
 /** The reason a tool's `ctx.signal` carries: a DOMException named for what happened. */

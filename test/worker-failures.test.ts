@@ -10,7 +10,7 @@ describe('failures in worker tools become error results (S8)', () => {
     ['a rejected promise', 'reject', /^probe rejected on purpose$/],
     ['process.exit()', 'exit', /^Tool crashed: its worker exited with code 7/],
     ['an uncaught exception in a timer', 'timer-throw', /^thrown from a timer$/],
-    ['a function inside details', 'function-in-details', /cannot be sent from the worker to the host.*could not be cloned/],
+    ['a function inside details', 'function-in-details', /cannot be sent from the worker to the host \(result.details.callback is a function\)/],
   ])('%s fails only its own call; the rest of the batch and the next call are fine', async (_case, action, message) => {
     const executor = await createExecutor({ tools: [probe], workers: { min: 2, max: 2 } });
     const batch = await executor.executeBatch([

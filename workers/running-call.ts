@@ -1,10 +1,10 @@
 import type { MessagePort } from 'node:worker_threads';
-import { encodeToolResult, type Encoded } from '../src/pool/payload.ts';
-import type { CallTable } from '../src/pool/call-table.ts';
-import type { ExecuteReply, ExecuteTask, UpdateMessage } from '../src/pool/protocol.ts';
-import type { ToolContext, ToolResult } from '../src/tool.ts';
 import { errorMessage } from '../src/errors.ts';
+import type { CallTable } from '../src/pool/call-table.ts';
+import { problemWithPayload } from '../src/pool/payload.ts';
+import type { ExecuteReply, ExecuteTask, UpdateMessage } from '../src/pool/protocol.ts';
 import { stopError, type StopReason } from '../src/stop-timer.ts';
+import type { ToolContext, ToolResult } from '../src/tool.ts';
 
 /**
  * How many updates may be in flight (posted, not yet consumed by the host)
@@ -17,12 +17,13 @@ const FLUSH_RETRY_MS = 1;
 
 /** One call running in this worker: its context, its update relay and how it ends. */
 export class RunningCall {
-  readonly #controller = new AbortController();
-  readonly #failure: Promise<never>;
-  #fail!: (error: unknown) => void;
+  // Created on first use: most calls never look at their signal.
+  #controller: AbortController | undefined;
+  #abortReason: StopReason | undefined;
+  #fail: ((error: unknown) => void) | undefined;
   #settled = false;
   #posted = 0;
-  #pending: Uint8Array | undefined;
+  #pending: ToolResult | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
   readonly context: ToolContext;
 
@@ -33,55 +34,63 @@ export class RunningCall {
     private readonly table: CallTable,
     host: ToolContext['host'],
   ) {
-    this.#failure = new Promise<never>((_, reject) => (this.#fail = reject));
-    this.#failure.catch(() => {}); // observed through race(); never an unhandled rejection
-    this.context = {
-      callId: task.callId,
-      signal: this.#controller.signal,
-      onUpdate: (partial) => this.#onUpdate(partial),
-      host,
-    };
+    this.context = new CallContext(this, task.callId, host);
   }
 
   get settled(): boolean {
     return this.#settled;
   }
 
-  /** Runs `execute`, failing early if an error is attributed to this call (uncaught, oversized update). */
+  /** Runs `execute`; an error attributed to this call (uncaught, oversized update) fails it early. */
   async run(execute: () => ToolResult | Promise<ToolResult>): Promise<ExecuteReply> {
-    this.table.markStarted(this.task.slot);
-    let encoded: Encoded;
+    let error: string | undefined;
+    let result: unknown;
     try {
-      const value = await Promise.race([Promise.resolve().then(execute), this.#failure]);
-      encoded = encodeToolResult(value, 'result', this.task.maxResultBytes);
-    } catch (error) {
-      encoded = { ok: false, error: errorMessage(error) };
+      result = await new Promise<unknown>((resolve, reject) => {
+        this.#fail = reject;
+        Promise.resolve().then(execute).then(resolve, reject);
+      });
+      error = problemWithPayload(result, 'result', this.task.maxResultBytes);
+    } catch (thrown) {
+      error = errorMessage(thrown);
     }
     this.#settle();
     const { threadId } = this;
     const updates = this.#posted;
-    return encoded.ok
-      ? { ok: true, result: encoded.bytes, threadId, updates }
-      : { ok: false, error: encoded.error, threadId, updates };
+    return error === undefined
+      ? { ok: true, result: result as ToolResult, threadId, updates }
+      : { ok: false, error, threadId, updates };
   }
 
   /** An error raised by this call's code outside `execute`'s promise (a timer, a late rejection). */
   fail(error: unknown): void {
-    this.#fail(error);
+    this.#fail?.(error);
   }
 
   abort(reason: StopReason): void {
-    this.#controller.abort(stopError(reason));
+    this.#abortReason ??= reason;
+    this.#controller?.abort(stopError(reason));
   }
 
-  #onUpdate(partial: ToolResult): void {
+  /** The call's signal, made on first use. */
+  signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortReason) this.#controller.abort(stopError(this.#abortReason));
+    }
+    return this.#controller.signal;
+  }
+
+  onUpdate(partial: ToolResult): void {
     if (this.#settled) return; // S10: valid only during the call
-    const encoded = encodeToolResult(partial, 'update', this.task.maxResultBytes);
-    if (!encoded.ok) return this.fail(new Error(encoded.error));
+    const problem = problemWithPayload(partial, 'update', this.task.maxResultBytes);
+    if (problem) return this.fail(new Error(problem));
     if (this.#inFlight() < UPDATE_WINDOW) {
-      this.#post(encoded.bytes);
+      this.#post(partial);
     } else {
-      this.#pending = encoded.bytes; // latest wins
+      // Coalesce: latest wins. Kept by reference; if the tool mutates it later,
+      // what is sent is newer still, which is what latest-wins means.
+      this.#pending = partial;
       this.#flushTimer ??= setTimeout(() => this.#flushWhenRoom(), FLUSH_RETRY_MS);
     }
   }
@@ -101,9 +110,9 @@ export class RunningCall {
     return this.#posted - this.table.consumed(this.task.slot);
   }
 
-  #post(bytes: Uint8Array): void {
+  #post(partial: ToolResult): void {
     this.#posted++;
-    const message: UpdateMessage = { runId: this.task.runId, bytes };
+    const message: UpdateMessage = { runId: this.task.runId, partial };
     this.port.postMessage(message);
   }
 
@@ -113,5 +122,27 @@ export class RunningCall {
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     if (this.#pending) this.#post(this.#pending);
     this.#pending = undefined;
+  }
+}
+
+/**
+ * The `ctx` a tool receives. A class, so the lazy `signal` getter lives on
+ * the prototype: an object literal with a getter costs microseconds per call.
+ */
+class CallContext implements ToolContext {
+  readonly onUpdate: (partial: ToolResult) => void;
+  readonly #call: RunningCall;
+
+  constructor(
+    call: RunningCall,
+    readonly callId: string,
+    readonly host: ToolContext['host'],
+  ) {
+    this.#call = call;
+    this.onUpdate = (partial) => call.onUpdate(partial);
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal();
   }
 }

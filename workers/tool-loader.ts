@@ -4,7 +4,17 @@ import { describeTool, type ToolInfo } from '../src/tool-info.ts';
 import type { ModuleTask } from '../src/pool/protocol.ts';
 import type { Tool } from '../src/tool.ts';
 
-const loaded = new Map<string, Promise<Tool>>();
+const loading = new Map<string, Promise<Tool>>();
+/** Tools already imported, for a synchronous lookup on the hot path. */
+const loaded = new Map<string, Tool>();
+
+export function loadedTool({ module, options }: ModuleTask): Tool | undefined {
+  return loaded.get(keyOf(module, options));
+}
+
+function keyOf(module: string, options: unknown): string {
+  return options === undefined ? module : `${module}\0${JSON.stringify(options)}`;
+}
 
 /**
  * Imports a tool module once per worker and returns its default export.
@@ -12,11 +22,12 @@ const loaded = new Map<string, Promise<Tool>>();
  * messages name the source the user wrote.
  */
 export function loadTool({ module, source, options }: ModuleTask): Promise<Tool> {
-  const key = options === undefined ? module : `${module}\0${JSON.stringify(options)}`;
-  let tool = loaded.get(key);
+  const key = keyOf(module, options);
+  let tool = loading.get(key);
   if (!tool) {
     tool = importTool(module, source, options);
-    loaded.set(key, tool);
+    loading.set(key, tool);
+    tool.then((value) => loaded.set(key, value), () => undefined);
   }
   return tool;
 }

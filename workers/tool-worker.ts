@@ -25,7 +25,7 @@ import {
   type WorkerTask,
 } from '../src/pool/protocol.ts';
 import type { Tool, ToolContext } from '../src/tool.ts';
-import { describeModule, loadTool } from './tool-loader.ts';
+import { describeModule, loadedTool, loadTool } from './tool-loader.ts';
 import { RunningCall } from './running-call.ts';
 
 const table = new CallTable((workerData as { callTable: CallTableMemory }).callTable);
@@ -80,16 +80,20 @@ async function prepare(task: PrepareTask): Promise<PrepareReply> {
 }
 
 async function execute(task: ExecuteTask): Promise<ExecuteReply> {
-  let tool: Tool;
-  try {
-    tool = await loadTool(task);
-  } catch (error) {
-    return { ok: false, error: errorMessage(error), threadId, updates: 0 };
+  let tool = loadedTool(task);
+  if (!tool) {
+    try {
+      tool = await loadTool(task);
+    } catch (error) {
+      return { ok: false, error: errorMessage(error), threadId, updates: 0 };
+    }
   }
+  const execute = tool.execute.bind(tool);
+  if (!table.start(task.slot, threadId)) return { cancelled: true };
   const call = new RunningCall(task, threadId, progress.port1, table, hostFunctionsFor(task.hostFunctions));
   running.set(task.runId, call);
   try {
-    return await currentCall.run(call, () => call.run(() => tool.execute(task.args, call.context)));
+    return await currentCall.run(call, () => call.run(() => execute(task.args as never, call.context)));
   } finally {
     running.delete(task.runId);
   }

@@ -5,6 +5,7 @@
  * a round trip), tagged with the call's run id.
  */
 import type { ToolInfo } from '../tool-info.ts';
+import type { ToolResult } from '../tool.ts';
 
 /** Marks the first message a worker posts on its parent port: its own channel to the host. */
 export const WORKER_HELLO = 'toolpool:worker-hello';
@@ -55,17 +56,20 @@ export interface ExecuteTask extends ModuleTask {
 export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: string };
 export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
 
-export type ExecuteReply = {
-  threadId: number;
-  /** How many updates the worker posted for this call; the host drains until it has them all. */
-  updates: number;
-} & ({ ok: true; result: Uint8Array } | { ok: false; error: string });
+export type ExecuteReply =
+  | ({
+      threadId: number;
+      /** How many updates the worker posted for this call; the host drains until it has them all. */
+      updates: number;
+    } & ({ ok: true; result: ToolResult } | { ok: false; error: string }))
+  /** The host cancelled the call before this worker took it. */
+  | { cancelled: true };
 
 /** Worker → host on the worker's channel. */
 export interface UpdateMessage {
   runId: number;
-  /** The partial result, serialized with v8.serialize in the worker. */
-  bytes: Uint8Array;
+  /** Checked in the worker by problemWithPayload, so it is certain to clone. */
+  partial: ToolResult;
 }
 
 /** Host → worker on the worker's channel. */

@@ -8,10 +8,9 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { ToolErrors, errorMessage, stopMessage } from '../errors.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
-import type { HostFunctions } from '../tool.ts';
+import type { HostFunctions, ToolResult } from '../tool.ts';
 import { CallTable } from './call-table.ts';
 import { toRunnableModule } from './module-compiler.ts';
-import { decodeToolResult } from './payload.ts';
 import {
   WORKER_HELLO,
   type AbortMessage,
@@ -23,7 +22,8 @@ import {
   type WorkerHello,
   type WorkerTask,
 } from './protocol.ts';
-import { StopTimer } from '../stop-timer.ts';
+import { StopTimer, type StopReason, type Stoppable } from '../stop-timer.ts';
+import type { ResolvedLimits } from '../limits.ts';
 
 export interface WorkerPoolOptions {
   maxMemoryMb: number;
@@ -73,7 +73,7 @@ export class WorkerPool {
       workerData: { callTable: this.#table.memory },
       // Atomics.waitAsync keeps an idle worker's event loop turning, so a
       // tool's leftover timers fire (and are attributed) while it waits.
-      atomics: 'async',
+      atomics: (process.env.TP_ATOMICS as 'sync' | undefined) ?? 'async',
     });
     this.#piscina.on('message', (message: unknown) => this.#onWorkerMessage(message));
     // Without a listener an 'error' event would kill the host; errors here are
@@ -99,20 +99,31 @@ export class WorkerPool {
 
   async execute(job: ExecuteJob): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
-    const slot = await this.#table.acquire();
-    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, (message) => this.#broadcast(message));
+    const free = this.#table.acquire();
+    const slot = typeof free === 'number' ? free : await free;
+    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, {
+      sendAbort: (message) => this.#broadcast(message),
+      killThread: (threadId) => this.#terminate(threadId),
+    });
     this.#active.set(call.runId, call);
-    try {
-      const reply = await this.#run(call.task(this.hostFunctionNames), call.kill.signal);
-      this.#drainUpdates(reply as ExecuteReply, call);
-      return call.outcome(reply as ExecuteReply, undefined);
-    } catch (error) {
-      return this.#closing ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(undefined, error);
-    } finally {
-      call.dispose();
-      this.#active.delete(call.runId);
-      this.#table.release(slot);
-    }
+    // The slot is reused only once piscina is done with the task, even when
+    // the call settled earlier (cancelled before it started).
+    const release = () => this.#table.release(slot);
+    (this.#run(call.task(this.hostFunctionNames)) as Promise<ExecuteReply>).then(
+      (value) => {
+        release();
+        call.settle({ value });
+      },
+      (error: unknown) => {
+        release();
+        call.settle({ error });
+      },
+    );
+    const settled = await call.settled;
+    call.dispose();
+    this.#active.delete(call.runId);
+    if ('value' in settled) this.#drainUpdates(settled.value, call);
+    return this.#closing && 'error' in settled ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(settled);
   }
 
   get hostFunctionNames(): string[] {
@@ -131,15 +142,24 @@ export class WorkerPool {
     this.#ports.clear();
   }
 
-  #run(task: WorkerTask, signal?: AbortSignal): Promise<unknown> {
-    return this.#piscina.run(task, signal ? { signal } : {});
+  #run(task: WorkerTask): Promise<unknown> {
+    return this.#piscina.run(task);
+  }
+
+  /**
+   * The hard kill: terminate the thread running the call. Piscina sees the
+   * worker exit, fails its task and starts a replacement. (Passing an
+   * AbortSignal to piscina would do the same but costs every call ~7 µs.)
+   */
+  #terminate(threadId: number): void {
+    void this.#piscina.threads.find((worker) => worker.threadId === threadId)?.terminate();
   }
 
   #onWorkerMessage(message: unknown): void {
     if (typeof message !== 'object' || message === null || !(WORKER_HELLO in message)) return;
     const { threadId, port, hostPort } = message as WorkerHello & { port: MessagePort; hostPort: MessagePort };
     this.#ports.set(threadId, port);
-    port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.bytes));
+    port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.partial));
     port.on('close', () => this.#ports.delete(threadId));
     port.unref();
     expose(this.options.hostFunctions, nodeEndpoint(hostPort));
@@ -152,11 +172,12 @@ export class WorkerPool {
    * synchronously now, so no update can ever follow its call's end.
    */
   #drainUpdates(reply: ExecuteReply, call: PoolCall): void {
+    if ('cancelled' in reply) return;
     const port = this.#ports.get(reply.threadId);
     while (port && call.received < reply.updates) {
       const entry = receiveMessageOnPort(port) as { message: UpdateMessage } | undefined;
       if (!entry) break;
-      this.#active.get(entry.message.runId)?.receive(entry.message.bytes);
+      this.#active.get(entry.message.runId)?.receive(entry.message.partial);
     }
   }
 
@@ -165,10 +186,20 @@ export class WorkerPool {
   }
 }
 
+interface PoolCallControls {
+  sendAbort: (message: AbortMessage) => void;
+  killThread: (threadId: number) => void;
+}
+
+type Settled = { value: ExecuteReply } | { error: unknown } | { cancelledBeforeStart: true };
+
 /** One call of this pool: its slot, its updates, and how it was stopped if it was. */
-class PoolCall {
-  readonly kill = new AbortController();
+class PoolCall implements Stoppable {
   received = 0;
+  /** Resolves with the first of: the worker's reply, its failure, a cancel before start. */
+  readonly settled: Promise<Settled>;
+  settle!: (settled: Settled) => void;
+  readonly limits: ResolvedLimits;
   readonly #stopTimer: StopTimer;
 
   constructor(
@@ -176,15 +207,29 @@ class PoolCall {
     readonly slot: number,
     private readonly job: ExecuteJob,
     private readonly table: CallTable,
-    sendAbort: (message: AbortMessage) => void,
+    private readonly controls: PoolCallControls,
   ) {
-    this.#stopTimer = new StopTimer({
-      limits: job.limits,
-      startedAt: () => table.startedAt(slot),
-      requestStop: (reason) => sendAbort({ runId, reason }),
-      kill: () => this.kill.abort(),
-      signal: job.signal,
-    });
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+    this.limits = job.limits;
+    this.#stopTimer = new StopTimer(this, job.signal);
+  }
+
+  startedAt(): number {
+    return this.table.startedAt(this.slot);
+  }
+
+  cancelIfQueued(): boolean {
+    if (!this.table.cancelBeforeStart(this.slot)) return false;
+    this.settle({ cancelledBeforeStart: true });
+    return true;
+  }
+
+  requestStop(reason: StopReason): void {
+    this.controls.sendAbort({ runId: this.runId, reason });
+  }
+
+  kill(): void {
+    this.controls.killThread(this.table.threadId(this.slot));
   }
 
   task(hostFunctions: string[]): WorkerTask {
@@ -192,20 +237,24 @@ class PoolCall {
     return { op: 'execute', ...ref, callId, args, runId: this.runId, slot: this.slot, maxResultBytes: limits.maxResultBytes, hostFunctions };
   }
 
-  receive(bytes: Uint8Array): void {
+  receive(partial: ToolResult): void {
     this.received++;
     if (this.#stopTimer.stopped) return void this.table.markConsumed(this.slot);
-    const delivered = this.job.onUpdate(decodeToolResult(bytes));
+    const delivered = this.job.onUpdate(partial);
     // Flow control: the worker sees an update as consumed once listeners are done with it.
     if (delivered instanceof Promise) void delivered.finally(() => this.table.markConsumed(this.slot));
     else this.table.markConsumed(this.slot);
   }
 
-  outcome(reply: ExecuteReply | undefined, error: unknown): RunOutcome {
+  outcome(settled: Settled): RunOutcome {
+    const error = 'error' in settled ? settled.error : undefined;
     if (isOutOfMemory(error)) return { ok: false, error: ToolErrors.memoryLimit(this.job.limits.maxMemoryMb) };
     const stop = this.#stopTimer.stopped;
     if (stop) return { ok: false, error: stopMessage(stop.reason, stop.how, this.job.limits.timeoutMs) };
-    if (reply) return reply.ok ? { ok: true, result: decodeToolResult(reply.result) } : { ok: false, error: reply.error };
+    if ('value' in settled && !('cancelled' in settled.value)) {
+      const reply = settled.value;
+      return reply.ok ? { ok: true, result: reply.result } : { ok: false, error: reply.error };
+    }
     return { ok: false, error: crashMessage(error) };
   }
 
@@ -213,7 +262,6 @@ class PoolCall {
     this.#stopTimer.dispose();
   }
 }
-
 
 function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
