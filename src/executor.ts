@@ -4,8 +4,12 @@ import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
 import { checkLimits } from './tool-info.ts';
 import { PoolSet } from './pool/pool-set.ts';
-import { registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
-import type { ExecutionMode, HostFunctions, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
+import { loadEntries, registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
+import { toolEnvironment, type EnvOption } from './isolation/environment.ts';
+import type { Permissions } from './isolation/permissions.ts';
+import { Tiers } from './isolation/tiers.ts';
+import { resolveLimits } from './limits.ts';
+import type { ExecutionMode, HostFunctions, Isolation, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
 
 export interface WorkerOptions {
   /** Workers kept alive when idle (default 1). */
@@ -28,6 +32,12 @@ export interface ExecutorOptions {
   /** Defaults for every tool; a tool's own `limits` override them. */
   limits?: ToolLimits;
   workers?: WorkerOptions;
+  /** Where module tools run: `'worker'` threads (default) or worker threads of a child `'process'`. A tool may ask for `'process'` itself. */
+  isolation?: Isolation;
+  /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
+  permissions?: Permissions;
+  /** What tools see of the host environment: variable names to copy, or exact values. Default: nothing. */
+  env?: EnvOption;
 }
 
 export interface Executor {
@@ -45,24 +55,29 @@ export interface Executor {
  */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
   const checked = checkOptions(options);
-  const pools = new PoolSet({
+  const entries = await loadEntries(options.tools);
+  const tiers = new Tiers({
     ...PoolSet.defaults(),
     ...workerCounts(options.workers),
-    env: {},
-    execArgv: [],
+    env: toolEnvironment(options.env),
+    ...(checked.permissions ? { permissions: checked.permissions } : {}),
     hostFunctions: checked.host,
+    defaultMemoryMb: resolveLimits(checked.limits, {}).maxMemoryMb,
+    moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
-    const tools = await registerTools(options.tools, { pools, limits: checked.limits, host: checked.host });
-    return new ToolExecutor(tools, pools, checked);
+    const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    return new ToolExecutor(tools, tiers, checked);
   } catch (error) {
-    await pools.close();
+    await tiers.close();
     throw error;
   }
 }
 
 interface CheckedOptions {
   toolExecution: ExecutionMode;
+  isolation: Isolation;
+  permissions?: Permissions;
   limits: ToolLimits;
   host: HostFunctions;
   beforeToolCall?: BeforeToolCallHook;
@@ -87,13 +102,29 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
   } catch (error) {
     throw new TypeError((error as Error).message);
   }
+  const isolation = options.isolation ?? 'worker';
+  if (isolation !== 'worker' && isolation !== 'process') throw new TypeError(ConfigErrors.badOption('isolation', 'must be "worker" or "process"'));
   return {
     toolExecution,
+    isolation,
+    ...(options.permissions !== undefined ? { permissions: checkPermissions(options.permissions) } : {}),
     limits,
     host,
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
   };
+}
+
+function checkPermissions(permissions: Permissions): Permissions {
+  for (const key of ['fsRead', 'fsWrite'] as const) {
+    const paths = permissions?.[key];
+    if (paths !== undefined && (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string' || path === ''))) {
+      throw new TypeError(ConfigErrors.badOption(`permissions.${key}`, 'must be an array of paths'));
+    }
+  }
+  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite');
+  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead and fsWrite`));
+  return permissions;
 }
 
 function workerCounts(workers: WorkerOptions | undefined) {
@@ -120,7 +151,7 @@ class ToolExecutor implements Executor {
 
   constructor(
     private readonly tools: Map<string, RegisteredTool>,
-    private readonly pools: PoolSet,
+    private readonly tiers: Tiers,
     private readonly options: CheckedOptions,
   ) {
     this.definitions = [...tools.values()].map(({ info }) => ({
@@ -156,6 +187,6 @@ class ToolExecutor implements Executor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.pools.close();
+    await this.tiers.close();
   }
 }

@@ -3,13 +3,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import { runInline } from './inline-runner.ts';
-import { DEFAULT_LIMITS, resolveLimits, type ResolvedLimits } from './limits.ts';
+import type { Tiers } from './isolation/tiers.ts';
+import { resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
-import type { PoolSet } from './pool/pool-set.ts';
 import type { ModuleTask } from './pool/protocol.ts';
 import type { ToolRunner } from './runner.ts';
 import { describeTool, type ToolInfo } from './tool-info.ts';
-import { isTool, type HostFunctions, type Tool, type ToolLimits } from './tool.ts';
+import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 
 /**
@@ -37,18 +37,39 @@ export interface RegisteredTool {
 }
 
 export interface RegistryContext {
-  pools: PoolSet;
+  tiers: Tiers;
   limits: ToolLimits;
   host: HostFunctions;
+  isolation: Isolation;
+}
+
+/** An entry after the first step: an inline tool, or a module compiled and ready to import in a worker. */
+export type LoadedEntry = { inline: Tool } | { module: ModuleTask };
+
+/**
+ * Step one: find each module and make it importable by a plain worker
+ * (TypeScript is compiled here without running it). Nothing of a module
+ * runs on this thread.
+ */
+export async function loadEntries(entries: readonly unknown[]): Promise<LoadedEntry[]> {
+  return Promise.all(entries.map((entry, index) => loadEntry(entry, index)));
+}
+
+async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
+  if (typeof entry === 'string' || entry instanceof URL) return { module: await compileModule(modulePath(entry, index)) };
+  if (isModuleEntry(entry)) return { module: await compileModule(modulePath(entry.module, index), entry.options) };
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return { inline: entry as Tool };
+  throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
 
 /**
- * Turns the `tools` option into registered tools: each definition checked,
- * each schema compiled once, names unique. Module tools are described by a
- * worker, so none of their code runs on this thread.
+ * Step two: read each definition (module tools inside their tier), check
+ * it, compile its schema once, and make names unique.
  */
-export async function registerTools(entries: readonly unknown[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
-  const registered = await Promise.all(entries.map((entry, index) => registerOne(entry, index, context)));
+export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
+  const registered = await Promise.all(
+    entries.map((entry) => ('inline' in entry ? registerInline(entry.inline, context) : registerModule(entry.module, context))),
+  );
   const byName = new Map<string, RegisteredTool>();
   for (const tool of registered) {
     const existing = byName.get(tool.info.name);
@@ -56,13 +77,6 @@ export async function registerTools(entries: readonly unknown[], context: Regist
     byName.set(tool.info.name, tool);
   }
   return byName;
-}
-
-async function registerOne(entry: unknown, index: number, context: RegistryContext): Promise<RegisteredTool> {
-  if (typeof entry === 'string' || entry instanceof URL) return registerModule({ path: modulePath(entry, index) }, context);
-  if (isModuleEntry(entry)) return registerModule({ path: modulePath(entry.module, index), options: entry.options }, context);
-  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return registerInline(entry as Tool, context);
-  throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
 
 function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
@@ -80,34 +94,36 @@ function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
   };
 }
 
-function isModuleEntry(entry: unknown): entry is ModuleEntry {
-  return typeof entry === 'object' && entry !== null && 'module' in entry && !isTool(entry);
-}
-
-async function registerModule({ path, options }: { path: string; options?: unknown }, context: RegistryContext): Promise<RegisteredTool> {
-  const where = `module ${path}`;
-  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
-  let module: string;
-  try {
-    module = await toRunnableModule(path);
-  } catch (error) {
-    throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
-  }
-  const describer = await context.pools.get(context.limits.maxMemoryMb ?? DEFAULT_LIMITS.maxMemoryMb);
-  const ref: ModuleTask = { module, source: path, ...(options !== undefined ? { options } : {}) };
-  const info = await describer.describe(ref);
+async function registerModule(ref: ModuleTask, context: RegistryContext): Promise<RegisteredTool> {
+  const where = `module ${ref.source}`;
+  // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
+  const info = await context.tiers.get(context.isolation).describe(ref);
+  const tier = context.tiers.get(info.isolation ?? context.isolation);
   const limits = resolveLimits(context.limits, info.limits);
-  const pool = () => context.pools.get(limits.maxMemoryMb);
   return {
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
     limits,
     runner: {
-      prepare: async (raw) => (await pool()).prepare(ref, raw),
-      execute: async (job) => (await pool()).execute({ ...job, ref }),
+      prepare: (raw) => tier.prepare(ref, raw, limits.maxMemoryMb),
+      execute: (job) => tier.execute({ ...job, ref }),
     },
   };
+}
+
+async function compileModule(path: string, options?: unknown): Promise<ModuleTask> {
+  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
+  try {
+    const module = await toRunnableModule(path);
+    return { module, source: path, ...(options !== undefined ? { options } : {}) };
+  } catch (error) {
+    throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
+  }
+}
+
+function isModuleEntry(entry: unknown): entry is ModuleEntry {
+  return typeof entry === 'object' && entry !== null && 'module' in entry && !isTool(entry);
 }
 
 function modulePath(entry: string | URL, index: number): string {

@@ -1,5 +1,9 @@
+import type { ToolTier } from '../isolation/tier.ts';
+import type { RunOutcome } from '../runner.ts';
+import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
-import { defaultWorkerCount, WorkerPool } from './worker-pool.ts';
+import type { ModuleTask } from './protocol.ts';
+import { defaultWorkerCount, WorkerPool, type ExecuteJob } from './worker-pool.ts';
 
 export interface PoolSetOptions {
   minWorkers: number;
@@ -8,6 +12,8 @@ export interface PoolSetOptions {
   env: Record<string, string>;
   execArgv: string[];
   hostFunctions: HostFunctions;
+  /** Heap limit of the pool that reads tool definitions. */
+  defaultMemoryMb: number;
 }
 
 /**
@@ -15,7 +21,7 @@ export interface PoolSetOptions {
  * starts, so tools with different `maxMemoryMb` need different pools. Each
  * pool is created on first use.
  */
-export class PoolSet {
+export class PoolSet implements ToolTier {
   readonly #pools = new Map<number, Promise<WorkerPool>>();
 
   constructor(private readonly options: PoolSetOptions) {}
@@ -24,10 +30,24 @@ export class PoolSet {
     return { minWorkers: 1, maxWorkers: defaultWorkerCount(), idleTimeoutMs: 30_000 };
   }
 
+  async describe(ref: ModuleTask): Promise<ToolInfo> {
+    return (await this.get(this.options.defaultMemoryMb)).describe(ref);
+  }
+
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>> {
+    return (await this.get(maxMemoryMb)).prepare(ref, raw);
+  }
+
+  async execute(job: ExecuteJob): Promise<RunOutcome> {
+    return (await this.get(job.limits.maxMemoryMb)).execute(job);
+  }
+
   get(maxMemoryMb: number): Promise<WorkerPool> {
     let pool = this.#pools.get(maxMemoryMb);
     if (!pool) {
       pool = WorkerPool.start({ ...this.options, maxMemoryMb });
+      // A pool that failed to start must not stay cached: the next call tries again.
+      pool.catch(() => this.#pools.delete(maxMemoryMb));
       this.#pools.set(maxMemoryMb, pool);
     }
     return pool;

@@ -1,6 +1,6 @@
 import { Piscina } from 'piscina';
 import { availableParallelism } from 'node:os';
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { expose } from 'comlink/dist/esm/comlink.mjs';
@@ -58,6 +58,7 @@ export class WorkerPool {
   readonly #table = CallTable.create(CALL_TABLE_SLOTS);
   readonly #ports = new Map<number, MessagePort>();
   readonly #active = new Map<number, PoolCall>();
+  readonly #helloWaiters = new Map<number, (port: MessagePort) => void>();
   #nextRunId = 1;
   #closing = false;
 
@@ -121,8 +122,8 @@ export class WorkerPool {
     );
     const settled = await call.settled;
     call.dispose();
+    if ('value' in settled) await this.#drainUpdates(settled.value, call);
     this.#active.delete(call.runId);
-    if ('value' in settled) this.#drainUpdates(settled.value, call);
     return this.#closing && 'error' in settled ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(settled);
   }
 
@@ -155,10 +156,16 @@ export class WorkerPool {
     void this.#piscina.threads.find((worker) => worker.threadId === threadId)?.terminate();
   }
 
+  #helloFrom(threadId: number): Promise<MessagePort> {
+    return new Promise((resolve) => this.#helloWaiters.set(threadId, resolve));
+  }
+
   #onWorkerMessage(message: unknown): void {
     if (typeof message !== 'object' || message === null || !(WORKER_HELLO in message)) return;
     const { threadId, port, hostPort } = message as WorkerHello & { port: MessagePort; hostPort: MessagePort };
     this.#ports.set(threadId, port);
+    this.#helloWaiters.get(threadId)?.(port);
+    this.#helloWaiters.delete(threadId);
     port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.partial));
     port.on('close', () => this.#ports.delete(threadId));
     port.unref();
@@ -171,10 +178,13 @@ export class WorkerPool {
    * reply says how many updates were posted, and any still queued are read
    * synchronously now, so no update can ever follow its call's end.
    */
-  #drainUpdates(reply: ExecuteReply, call: PoolCall): void {
-    if ('cancelled' in reply) return;
-    const port = this.#ports.get(reply.threadId);
-    while (port && call.received < reply.updates) {
+  async #drainUpdates(reply: ExecuteReply, call: PoolCall): Promise<void> {
+    if ('cancelled' in reply || call.received >= reply.updates) return;
+    // A new worker's hello (with its channel) travels on another port than
+    // its first reply and may not have been handled yet; it was sent first,
+    // so it is already on its way.
+    const port = this.#ports.get(reply.threadId) ?? (await this.#helloFrom(reply.threadId));
+    while (call.received < reply.updates) {
       const entry = receiveMessageOnPort(port) as { message: UpdateMessage } | undefined;
       if (!entry) break;
       this.#active.get(entry.message.runId)?.receive(entry.message.partial);
@@ -280,6 +290,19 @@ function crashMessage(error: unknown): string {
  */
 async function workerEntryFile(): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  const entry = fileURLToPath(new URL(`../../workers/tool-worker${extension}`, import.meta.url));
-  return toRunnableModule(entry);
+  return toRunnableModule(join(workerEntryDirectory(), 'workers', `tool-worker${extension}`));
+}
+
+/** The package folder holding the worker entry (`workers/`) and the library code it imports (`src/`). */
+function workerEntryDirectory(): string {
+  return fileURLToPath(new URL('../../', import.meta.url));
+}
+
+/**
+ * What a permission-restricted worker must read to load the worker entry:
+ * the built package folder, or nothing extra when running from TypeScript
+ * sources (the entry is then compiled into the compile cache).
+ */
+export function workerEntryReadPaths(): string[] {
+  return extname(fileURLToPath(import.meta.url)) === '.ts' ? [] : [workerEntryDirectory()];
 }

@@ -1,0 +1,79 @@
+/**
+ * The process tier's child: a plain Node process that runs a worker pool
+ * for the host and answers over its IPC channel. Whatever a tool does to
+ * this process (kill it, exhaust its memory, crash it natively) ends here;
+ * the host sees the process die and starts another.
+ */
+import { errorMessage } from '../errors.ts';
+import { PoolSet } from '../pool/pool-set.ts';
+import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
+
+const send = (message: ChildToHost) => process.send!(message);
+const aborts = new Map<number, AbortController>();
+const hostCalls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+let nextHostCall = 1;
+let pools: PoolSet | undefined;
+
+process.on('message', (message: HostToChild) => {
+  switch (message.type) {
+    case 'init':
+      pools = new PoolSet({ ...message.init, hostFunctions: hostFunctions(message.init) });
+      return send({ type: 'ready' });
+    case 'describe':
+      return void pools!.describe(message.ref).then(
+        (info) => send({ type: 'described', id: message.id, ok: true, info }),
+        (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
+      );
+    case 'prepare':
+      return void pools!.prepare(message.ref, message.raw, message.maxMemoryMb).then(
+        (args) => send({ type: 'prepared', id: message.id, ok: true, args }),
+        (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
+      );
+    case 'execute':
+      return void execute(message);
+    case 'abort':
+      return aborts.get(message.id)?.abort();
+    case 'host-reply': {
+      const pending = hostCalls.get(message.id);
+      hostCalls.delete(message.id);
+      if (message.ok) pending?.resolve(message.value);
+      else pending?.reject(new Error(message.error));
+      return;
+    }
+    case 'close':
+      return void pools?.close().finally(() => process.exit(0));
+  }
+});
+
+// The host going away (its IPC channel closing) ends this process too.
+process.on('disconnect', () => void pools?.close().finally(() => process.exit(0)));
+
+async function execute(message: Extract<HostToChild, { type: 'execute' }>): Promise<void> {
+  const abort = new AbortController();
+  aborts.set(message.id, abort);
+  const outcome = await pools!.execute({
+    ref: message.ref,
+    callId: message.callId,
+    args: message.args,
+    limits: message.limits,
+    signal: abort.signal,
+    onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
+  });
+  aborts.delete(message.id);
+  send({ type: 'executed', id: message.id, outcome });
+}
+
+/** Host functions as seen from here: each call travels to the host and back. */
+function hostFunctions(init: ChildInit) {
+  return Object.fromEntries(
+    init.hostFunctionNames.map((name) => [
+      name,
+      (...args: unknown[]) =>
+        new Promise((resolve, reject) => {
+          const id = nextHostCall++;
+          hostCalls.set(id, { resolve, reject });
+          send({ type: 'host-call', id, name, args });
+        }),
+    ]),
+  );
+}

@@ -1,0 +1,39 @@
+/**
+ * Messages between the host and the process tier's child, over the child's
+ * IPC channel (advanced serialization: structured clone). The channel is
+ * ordered, so a call's updates always arrive before its result.
+ */
+import type { ResolvedLimits } from '../limits.ts';
+import type { ModuleTask } from '../pool/protocol.ts';
+import type { RunOutcome } from '../runner.ts';
+import type { ToolInfo } from '../tool-info.ts';
+import type { ToolResult } from '../tool.ts';
+
+export interface ChildInit {
+  minWorkers: number;
+  maxWorkers: number;
+  idleTimeoutMs: number;
+  env: Record<string, string>;
+  execArgv: string[];
+  hostFunctionNames: string[];
+  defaultMemoryMb: number;
+}
+
+export type HostToChild =
+  | { type: 'init'; init: ChildInit }
+  | { type: 'describe'; id: number; ref: ModuleTask }
+  | { type: 'prepare'; id: number; ref: ModuleTask; raw: Record<string, unknown>; maxMemoryMb: number }
+  | { type: 'execute'; id: number; ref: ModuleTask; callId: string; args: unknown; limits: ResolvedLimits }
+  | { type: 'abort'; id: number }
+  | { type: 'host-reply'; id: number; ok: true; value: unknown }
+  | { type: 'host-reply'; id: number; ok: false; error: string }
+  | { type: 'close' };
+
+export type ChildToHost =
+  | { type: 'ready' }
+  | { type: 'described'; id: number; ok: true; info: ToolInfo }
+  | { type: 'prepared'; id: number; ok: true; args: Record<string, unknown> }
+  | { type: 'failed'; id: number; error: string }
+  | { type: 'update'; id: number; partial: ToolResult }
+  | { type: 'executed'; id: number; outcome: RunOutcome }
+  | { type: 'host-call'; id: number; name: string; args: unknown[] };

@@ -1,0 +1,16 @@
+import type { ExecuteJob } from '../pool/worker-pool.ts';
+import type { ModuleTask } from '../pool/protocol.ts';
+import type { RunOutcome } from '../runner.ts';
+import type { ToolInfo } from '../tool-info.ts';
+
+/**
+ * Where module tools run: worker threads of this process, or worker
+ * threads of a child process. Both describe, prepare and execute a tool
+ * module the same way; they differ in what a hostile tool can break.
+ */
+export interface ToolTier {
+  describe(ref: ModuleTask): Promise<ToolInfo>;
+  prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>>;
+  execute(job: ExecuteJob): Promise<RunOutcome>;
+  close(): Promise<void>;
+}
