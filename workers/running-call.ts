@@ -25,6 +25,7 @@ export class RunningCall {
   #posted = 0;
   #pending: ToolResult | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
+  readonly #onSettle = new Set<() => void>();
   readonly context: ToolContext;
 
   constructor(
@@ -32,9 +33,9 @@ export class RunningCall {
     private readonly threadId: number,
     private readonly port: MessagePort,
     private readonly table: CallTable,
-    host: ToolContext['host'],
+    callHost: (name: string, args: unknown[]) => Promise<unknown>,
   ) {
-    this.context = new CallContext(this, task.callId, host);
+    this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost));
   }
 
   get settled(): boolean {
@@ -70,6 +71,28 @@ export class RunningCall {
   abort(reason: StopReason): void {
     this.#abortReason ??= reason;
     this.#controller?.abort(stopError(reason));
+  }
+
+  /**
+   * Host functions as the tool sees them. A host call still pending when
+   * the tool's call ends is cancelled: its promise rejects, so a tool can
+   * never act on an answer that arrives after its call is over.
+   */
+  #hostFunctions(names: string[], callHost: (name: string, args: unknown[]) => Promise<unknown>): ToolContext['host'] {
+    const functions: ToolContext['host'] = {};
+    for (const name of names) {
+      functions[name] = (...args: unknown[]) => {
+        if (this.#settled) return Promise.reject(new Error(`Host call ${name}() refused: the tool call already ended.`));
+        return new Promise((resolve, reject) => {
+          const cancel = () => reject(new Error(`Host call ${name}() cancelled: the tool call ended.`));
+          this.#onSettle.add(cancel);
+          callHost(name, args)
+            .then(resolve, (error: unknown) => reject(error instanceof Error ? error : new Error(String(error))))
+            .finally(() => this.#onSettle.delete(cancel));
+        });
+      };
+    }
+    return functions;
   }
 
   /** The call's signal, made on first use. */
@@ -119,6 +142,8 @@ export class RunningCall {
   /** The last update is always delivered, and before the reply that carries the result. */
   #settle(): void {
     this.#settled = true;
+    for (const cancel of this.#onSettle) cancel();
+    this.#onSettle.clear();
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     if (this.#pending) this.#post(this.#pending);
     this.#pending = undefined;

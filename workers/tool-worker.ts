@@ -24,7 +24,7 @@ import {
   type WorkerHello,
   type WorkerTask,
 } from '../src/pool/protocol.ts';
-import type { Tool, ToolContext } from '../src/tool.ts';
+import type { Tool } from '../src/tool.ts';
 import { describeModule, loadedTool, loadTool } from './tool-loader.ts';
 import { RunningCall } from './running-call.ts';
 
@@ -90,7 +90,7 @@ async function execute(task: ExecuteTask): Promise<ExecuteReply> {
   }
   const execute = tool.execute.bind(tool);
   if (!table.start(task.slot, threadId)) return { cancelled: true };
-  const call = new RunningCall(task, threadId, progress.port1, table, hostFunctionsFor(task.hostFunctions));
+  const call = new RunningCall(task, threadId, progress.port1, table, callHost);
   running.set(task.runId, call);
   try {
     return await currentCall.run(call, () => call.run(() => execute(task.args as never, call.context)));
@@ -99,8 +99,7 @@ async function execute(task: ExecuteTask): Promise<ExecuteReply> {
   }
 }
 
-function hostFunctionsFor(names: string[]): ToolContext['host'] {
-  const functions: ToolContext['host'] = {};
-  for (const name of names) functions[name] = (...args: unknown[]) => (host as Remote<Record<string, (...a: unknown[]) => Promise<unknown>>>)[name]!(...args);
-  return functions;
+/** A comlink call to a function the host granted (`createExecutor({ host })`). */
+function callHost(name: string, args: unknown[]): Promise<unknown> {
+  return (host as Remote<Record<string, (...a: unknown[]) => Promise<unknown>>>)[name]!(...args);
 }
