@@ -174,7 +174,7 @@ export class BatchRun {
   }
 
   async #finalize(state: CallState): Promise<{ state: CallState; message: ToolResultMessage }> {
-    if (state.executed) await this.#askAfterHook(state);
+    if (state.executed && this.env.afterToolCall) await this.#askAfterHook(state, this.env.afterToolCall);
     const { call, isError } = state;
     const result = state.result!;
     await this.#emit({ type: 'tool_end', toolCallId: call.id, toolName: call.name, result, isError, durationMs: state.durationMs });
@@ -190,9 +190,7 @@ export class BatchRun {
     return { state, message };
   }
 
-  async #askAfterHook(state: CallState): Promise<void> {
-    const hook = this.env.afterToolCall;
-    if (!hook) return;
+  async #askAfterHook(state: CallState, hook: AfterToolCallHook): Promise<void> {
     let change: AfterToolCallResult | void;
     try {
       change = await this.env.hooks.run(() =>

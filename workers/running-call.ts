@@ -21,6 +21,7 @@ export class RunningCall {
   #controller: AbortController | undefined;
   #abortReason: StopReason | undefined;
   #fail: ((error: unknown) => void) | undefined;
+  #earlyFailure: { error: unknown } | undefined;
   #settled = false;
   #posted = 0;
   #pending: ToolResult | undefined;
@@ -42,19 +43,30 @@ export class RunningCall {
     return this.#settled;
   }
 
-  /** Runs `execute`; an error attributed to this call (uncaught, oversized update) fails it early. */
-  async run(execute: () => ToolResult | Promise<ToolResult>): Promise<ExecuteReply> {
-    let error: string | undefined;
-    let result: unknown;
+  /**
+   * Runs `execute`; an error attributed to this call (uncaught, oversized
+   * update) fails it early. A tool that returns synchronously is answered
+   * without a single promise: that is the common case for cheap tools.
+   */
+  run(execute: () => ToolResult | Promise<ToolResult>): ExecuteReply | Promise<ExecuteReply> {
+    let value: ToolResult | Promise<ToolResult>;
     try {
-      result = await new Promise<unknown>((resolve, reject) => {
-        this.#fail = reject;
-        Promise.resolve().then(execute).then(resolve, reject);
-      });
-      error = problemWithPayload(result, 'result', this.task.maxResultBytes);
+      value = execute();
     } catch (thrown) {
-      error = errorMessage(thrown);
+      return this.#reply(undefined, errorMessage(thrown));
     }
+    if (this.#earlyFailure !== undefined) return this.#reply(undefined, errorMessage(this.#earlyFailure.error));
+    if (!(value instanceof Promise)) return this.#reply(value, problemWithPayload(value, 'result', this.task.maxResultBytes));
+    return new Promise<unknown>((resolve, reject) => {
+      this.#fail = reject;
+      value.then(resolve, reject);
+    }).then(
+      (result) => this.#reply(result, problemWithPayload(result, 'result', this.task.maxResultBytes)),
+      (thrown: unknown) => this.#reply(undefined, errorMessage(thrown)),
+    );
+  }
+
+  #reply(result: unknown, error: string | undefined): ExecuteReply {
     this.#settle();
     const { threadId } = this;
     const updates = this.#posted;
@@ -65,7 +77,8 @@ export class RunningCall {
 
   /** An error raised by this call's code outside `execute`'s promise (a timer, a late rejection). */
   fail(error: unknown): void {
-    this.#fail?.(error);
+    if (this.#fail) this.#fail(error);
+    else this.#earlyFailure ??= { error }; // raised while execute was still running synchronously
   }
 
   abort(reason: StopReason): void {

@@ -23,6 +23,8 @@ export interface PoolSetOptions {
  */
 export class PoolSet implements ToolTier {
   readonly #pools = new Map<number, Promise<WorkerPool>>();
+  /** The same pools once started, for a lookup without an await on every call. */
+  readonly #ready = new Map<number, WorkerPool>();
 
   constructor(private readonly options: PoolSetOptions) {}
 
@@ -39,7 +41,8 @@ export class PoolSet implements ToolTier {
   }
 
   async execute(job: ExecuteJob): Promise<RunOutcome> {
-    return (await this.get(job.limits.maxMemoryMb)).execute(job);
+    const ready = this.#ready.get(job.limits.maxMemoryMb);
+    return ready ? ready.execute(job) : (await this.get(job.limits.maxMemoryMb)).execute(job);
   }
 
   get(maxMemoryMb: number): Promise<WorkerPool> {
@@ -47,7 +50,10 @@ export class PoolSet implements ToolTier {
     if (!pool) {
       pool = WorkerPool.start({ ...this.options, maxMemoryMb });
       // A pool that failed to start must not stay cached: the next call tries again.
-      pool.catch(() => this.#pools.delete(maxMemoryMb));
+      pool.then(
+        (started) => this.#ready.set(maxMemoryMb, started),
+        () => this.#pools.delete(maxMemoryMb),
+      );
       this.#pools.set(maxMemoryMb, pool);
     }
     return pool;
@@ -56,6 +62,7 @@ export class PoolSet implements ToolTier {
   async close(): Promise<void> {
     const pools = await Promise.allSettled(this.#pools.values());
     this.#pools.clear();
+    this.#ready.clear();
     await Promise.all(pools.map((p) => (p.status === 'fulfilled' ? p.value.close() : undefined)));
   }
 }

@@ -60,9 +60,11 @@ export class WorkerPool {
   readonly #active = new Map<number, PoolCall>();
   readonly #helloWaiters = new Map<number, (port: MessagePort) => void>();
   #nextRunId = 1;
+  readonly #hostFunctionNames: string[];
   #closing = false;
 
   private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
+    this.#hostFunctionNames = Object.keys(options.hostFunctions);
     this.#piscina = new Piscina({
       filename: workerFile,
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
@@ -110,7 +112,7 @@ export class WorkerPool {
     // The slot is reused only once piscina is done with the task, even when
     // the call settled earlier (cancelled before it started).
     const release = () => this.#table.release(slot);
-    (this.#run(call.task(this.hostFunctionNames)) as Promise<ExecuteReply>).then(
+    (this.#run(call.task(this.#hostFunctionNames)) as Promise<ExecuteReply>).then(
       (value) => {
         release();
         call.settle({ value });
@@ -122,14 +124,14 @@ export class WorkerPool {
     );
     const settled = await call.settled;
     call.dispose();
-    if ('value' in settled) await this.#drainUpdates(settled.value, call);
+    if ('value' in settled) {
+      const draining = this.#drainUpdates(settled.value, call);
+      if (draining) await draining;
+    }
     this.#active.delete(call.runId);
     return this.#closing && 'error' in settled ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(settled);
   }
 
-  get hostFunctionNames(): string[] {
-    return Object.keys(this.options.hostFunctions);
-  }
 
   /** Worker threads currently alive (for tests and diagnostics). */
   get threadCount(): number {
@@ -178,13 +180,18 @@ export class WorkerPool {
    * reply says how many updates were posted, and any still queued are read
    * synchronously now, so no update can ever follow its call's end.
    */
-  async #drainUpdates(reply: ExecuteReply, call: PoolCall): Promise<void> {
-    if ('cancelled' in reply || call.received >= reply.updates) return;
+  #drainUpdates(reply: ExecuteReply, call: PoolCall): Promise<void> | undefined {
+    if ('cancelled' in reply || call.received >= reply.updates) return undefined;
+    const port = this.#ports.get(reply.threadId);
+    if (port) return void this.#readQueued(port, reply.updates, call);
     // A new worker's hello (with its channel) travels on another port than
     // its first reply and may not have been handled yet; it was sent first,
     // so it is already on its way.
-    const port = this.#ports.get(reply.threadId) ?? (await this.#helloFrom(reply.threadId));
-    while (call.received < reply.updates) {
+    return this.#helloFrom(reply.threadId).then((arrived) => this.#readQueued(arrived, reply.updates, call));
+  }
+
+  #readQueued(port: MessagePort, updates: number, call: PoolCall): void {
+    while (call.received < updates) {
       const entry = receiveMessageOnPort(port) as { message: UpdateMessage } | undefined;
       if (!entry) break;
       this.#active.get(entry.message.runId)?.receive(entry.message.partial);
