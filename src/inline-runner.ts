@@ -1,7 +1,7 @@
 import { errorMessage, stopMessage, ToolErrors } from './errors.ts';
 import type { ResolvedLimits } from './limits.ts';
 import type { RunJob, RunOutcome } from './runner.ts';
-import { StopTimer, stopError } from './stop-timer.ts';
+import { StopTimer, stopError, type StopReason, type Stoppable } from './stop-timer.ts';
 import { problemWithResult } from './tool-result.ts';
 import type { HostFunctions, Tool, ToolContext, ToolResult } from './tool.ts';
 
@@ -12,53 +12,110 @@ import type { HostFunctions, Tool, ToolContext, ToolResult } from './tool.ts';
  * abandoned after the grace period (its call gets the error result) but
  * keeps whatever it holds. Inline tools are for trusted, cheap code.
  */
-export async function runInline(tool: Tool, job: RunJob, host: HostFunctions): Promise<RunOutcome> {
-  const controller = new AbortController();
-  const startedAt = Date.now();
-  let settled = false;
-  let abandon!: () => void;
-  const abandoned = new Promise<undefined>((resolve) => (abandon = () => resolve(undefined)));
-  const stopTimer = new StopTimer(
-    {
-      limits: job.limits,
-      startedAt: () => startedAt,
-      requestStop: (reason) => controller.abort(stopError(reason)),
-      cancelIfQueued: () => false,
-      kill: () => abandon(),
-    },
-    job.signal,
-  );
-  const context: ToolContext = {
-    callId: job.callId,
-    signal: controller.signal,
-    onUpdate: (partial) => {
-      if (!settled) void job.onUpdate(partial);
-    },
-    host: hostForInline(host),
-  };
-  try {
-    const value = await Promise.race([Promise.resolve().then(() => tool.execute(job.args as never, context)), abandoned]);
-    settled = true;
-    if (stopTimer.stopped) return stopOutcome(stopTimer, job.limits);
-    const problem = problemWithResult(value);
-    return problem ? { ok: false, error: ToolErrors.invalidResult(problem) } : { ok: true, result: value as ToolResult };
-  } catch (error) {
-    settled = true;
-    return stopTimer.stopped ? stopOutcome(stopTimer, job.limits) : { ok: false, error: errorMessage(error) };
-  } finally {
-    stopTimer.dispose();
+export function runInline(tool: Tool, job: RunJob, host: ToolContext['host']): Promise<RunOutcome> {
+  return new InlineCall(job, host).run(tool);
+}
+
+/** Host functions as inline tools see them: always async, like across a worker port. */
+export function hostForInline(host: HostFunctions): ToolContext['host'] {
+  const functions: ToolContext['host'] = {};
+  for (const [name, fn] of Object.entries(host)) {
+    functions[name] = async (...args: unknown[]) => (fn as (...a: unknown[]) => unknown)(...args);
+  }
+  return functions;
+}
+
+/**
+ * One inline call. It makes its AbortController only when the tool reads
+ * `ctx.signal` (or a stop comes): creating one costs more than the rest of
+ * a trivial call.
+ */
+class InlineCall implements Stoppable {
+  readonly limits: ResolvedLimits;
+  readonly context: ToolContext;
+  readonly #startedAt = Date.now();
+  #controller: AbortController | undefined;
+  #stopReason: StopReason | undefined;
+  #settled = false;
+  #abandon: (() => void) | undefined;
+
+  constructor(
+    private readonly job: RunJob,
+    host: ToolContext['host'],
+  ) {
+    this.limits = job.limits;
+    this.context = new InlineContext(this, job.callId, host);
+  }
+
+  signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.#stopReason && !this.#controller.signal.aborted) this.#controller.abort(stopError(this.#stopReason));
+    return this.#controller.signal;
+  }
+
+  update(partial: ToolResult): void {
+    if (!this.#settled) void this.job.onUpdate(partial);
+  }
+
+  async run(tool: Tool): Promise<RunOutcome> {
+    const stopTimer = new StopTimer(this, this.job.signal);
+    try {
+      const pending = tool.execute(this.job.args as never, this.context);
+      const value = pending instanceof Promise ? await Promise.race([pending, this.#abandoned()]) : pending;
+      this.#settled = true;
+      if (stopTimer.stopped) return stopOutcome(stopTimer, this.limits);
+      const problem = problemWithResult(value);
+      return problem ? { ok: false, error: ToolErrors.invalidResult(problem) } : { ok: true, result: value as ToolResult };
+    } catch (error) {
+      this.#settled = true;
+      return stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error) };
+    } finally {
+      stopTimer.dispose();
+    }
+  }
+
+  startedAt(): number {
+    return this.#startedAt;
+  }
+
+  cancelIfQueued(): boolean {
+    return false; // an inline call starts at once
+  }
+
+  requestStop(reason: StopReason): void {
+    this.#stopReason = reason;
+    this.#controller?.abort(stopError(reason));
+  }
+
+  kill(): void {
+    this.#abandon?.();
+  }
+
+  #abandoned(): Promise<undefined> {
+    return new Promise((resolve) => (this.#abandon = () => resolve(undefined)));
+  }
+}
+
+/** The `ctx` an inline tool receives; `signal` is made on first read. */
+class InlineContext implements ToolContext {
+  readonly onUpdate: (partial: ToolResult) => void;
+  readonly #call: InlineCall;
+
+  constructor(
+    call: InlineCall,
+    readonly callId: string,
+    readonly host: ToolContext['host'],
+  ) {
+    this.#call = call;
+    this.onUpdate = (partial) => call.update(partial);
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal();
   }
 }
 
 function stopOutcome(timer: StopTimer, limits: ResolvedLimits): RunOutcome {
   const { reason, how } = timer.stopped!;
   return { ok: false, error: stopMessage(reason, how, limits.timeoutMs) };
-}
-
-function hostForInline(host: HostFunctions): ToolContext['host'] {
-  const functions: ToolContext['host'] = {};
-  for (const [name, fn] of Object.entries(host)) {
-    functions[name] = async (...args: unknown[]) => (fn as (...a: unknown[]) => unknown)(...args);
-  }
-  return functions;
 }

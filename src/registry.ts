@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
-import { runInline } from './inline-runner.ts';
+import { hostForInline, runInline } from './inline-runner.ts';
 import type { Tiers } from './isolation/tiers.ts';
 import { resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
@@ -82,6 +82,7 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
 function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
   const info = describeTool(tool, where);
+  const host = hostForInline(context.host);
   return {
     info,
     source: where,
@@ -89,7 +90,7 @@ function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
     limits: resolveLimits(context.limits, info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
-      execute: (job) => runInline(tool, job, context.host),
+      execute: (job) => runInline(tool, job, host),
     },
   };
 }

@@ -104,10 +104,7 @@ export class WorkerPool {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
     const free = this.#table.acquire();
     const slot = typeof free === 'number' ? free : await free;
-    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, {
-      sendAbort: (message) => this.#broadcast(message),
-      killThread: (threadId) => this.#terminate(threadId),
-    });
+    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, this);
     this.#active.set(call.runId, call);
     // The slot is reused only once piscina is done with the task, even when
     // the call settled earlier (cancelled before it started).
@@ -154,7 +151,7 @@ export class WorkerPool {
    * worker exit, fails its task and starts a replacement. (Passing an
    * AbortSignal to piscina would do the same but costs every call ~7 µs.)
    */
-  #terminate(threadId: number): void {
+  terminateThread(threadId: number): void {
     void this.#piscina.threads.find((worker) => worker.threadId === threadId)?.terminate();
   }
 
@@ -198,14 +195,16 @@ export class WorkerPool {
     }
   }
 
-  #broadcast(message: AbortMessage): void {
+  /** Step one of a stop: every worker hears it; the one running the call fires its signal. */
+  broadcastAbort(message: AbortMessage): void {
     for (const port of this.#ports.values()) port.postMessage(message);
   }
 }
 
-interface PoolCallControls {
-  sendAbort: (message: AbortMessage) => void;
-  killThread: (threadId: number) => void;
+/** What a call may ask of its pool. */
+interface PoolControls {
+  broadcastAbort(message: AbortMessage): void;
+  terminateThread(threadId: number): void;
 }
 
 type Settled = { value: ExecuteReply } | { error: unknown } | { cancelledBeforeStart: true };
@@ -224,7 +223,7 @@ class PoolCall implements Stoppable {
     readonly slot: number,
     private readonly job: ExecuteJob,
     private readonly table: CallTable,
-    private readonly controls: PoolCallControls,
+    private readonly controls: PoolControls,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
     this.limits = job.limits;
@@ -242,11 +241,11 @@ class PoolCall implements Stoppable {
   }
 
   requestStop(reason: StopReason): void {
-    this.controls.sendAbort({ runId: this.runId, reason });
+    this.controls.broadcastAbort({ runId: this.runId, reason });
   }
 
   kill(): void {
-    this.controls.killThread(this.table.threadId(this.slot));
+    this.controls.terminateThread(this.table.threadId(this.slot));
   }
 
   task(hostFunctions: string[]): WorkerTask {
