@@ -18,6 +18,7 @@ import {
   stopReasonFor,
   withoutV1Suffix,
   type PendingToolCall,
+  streamModelTurn,
 } from './shared.ts';
 
 type MessageParam = Anthropic.MessageParam;
@@ -67,29 +68,14 @@ function createClient(options: AnthropicModelOptions): Anthropic {
   return new Anthropic({ apiKey, baseURL, maxRetries: options.maxRetries ?? 2 });
 }
 
-async function* streamTurn(
-  client: Anthropic,
-  options: AnthropicModelOptions,
-  modelName: string,
-  request: ModelRequest,
-): AsyncGenerator<ModelStreamEvent> {
-  const turn = new TurnState();
-  let responded = false;
-  try {
-    const stream = await client.messages.create(requestBody(options, request), { signal: request.signal });
-    responded = true;
-    for await (const event of stream) {
-      // Stop at once, so the partial content is exactly what was streamed before the abort.
-      if (request.signal.aborted) break;
-      yield* turn.apply(event);
-    }
-    yield { type: 'done', message: turn.finish(modelName, request.signal.aborted) };
-  } catch (error) {
-    const message = request.signal.aborted
-      ? turn.finish(modelName, true)
-      : turn.fail(modelName, describeFailure(error, responded, client.baseURL));
-    yield { type: 'done', message };
-  }
+function streamTurn(client: Anthropic, options: AnthropicModelOptions, modelName: string, request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+  return streamModelTurn({
+    modelName,
+    request,
+    turn: new TurnState(),
+    open: () => client.messages.create(requestBody(options, request), { signal: request.signal }),
+    describeFailure: (error, responded) => describeFailure(error, responded, client.baseURL),
+  });
 }
 
 function requestBody(options: AnthropicModelOptions, request: ModelRequest): Anthropic.MessageCreateParamsStreaming {

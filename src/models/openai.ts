@@ -21,6 +21,7 @@ import {
   stopReasonFor,
   withV1Suffix,
   type PendingToolCall,
+  streamModelTurn,
 } from './shared.ts';
 
 type ChatMessage = OpenAI.ChatCompletionMessageParam;
@@ -59,31 +60,16 @@ function createClient(options: OpenAIModelOptions): OpenAI {
   return new OpenAI({ apiKey, baseURL, maxRetries: options.maxRetries ?? 2 });
 }
 
-async function* streamTurn(
-  client: OpenAI,
-  options: OpenAIModelOptions,
-  modelName: string,
-  request: ModelRequest,
-): AsyncGenerator<ModelStreamEvent> {
-  const turn = new TurnState();
-  let responded = false;
-  try {
-    const stream = await client.chat.completions.create(requestBody(client, options, request), {
+function streamTurn(client: OpenAI, options: OpenAIModelOptions, modelName: string, request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+  return streamModelTurn({
+    modelName,
+    request,
+    turn: new TurnState(),
+    open: () => client.chat.completions.create(requestBody(client, options, request), {
       signal: request.signal,
-    });
-    responded = true;
-    for await (const chunk of stream) {
-      // Stop at once, so the partial content is exactly what was streamed before the abort.
-      if (request.signal.aborted) break;
-      yield* turn.apply(chunk);
-    }
-    yield { type: 'done', message: turn.finish(modelName, request.signal.aborted) };
-  } catch (error) {
-    const message = request.signal.aborted
-      ? turn.finish(modelName, true)
-      : turn.fail(modelName, describeFailure(error, responded, client));
-    yield { type: 'done', message };
-  }
+    }),
+    describeFailure: (error, responded) => describeFailure(error, responded, client),
+  });
 }
 
 function requestBody(

@@ -4,6 +4,7 @@
  * dependency.
  */
 import type { AssistantMessage, StopReason, ToolCallContent, Usage } from '../messages.ts';
+import type { ModelRequest, ModelStreamEvent } from '../model.ts';
 import type { Content, ImageContent, TextContent } from '../tool.ts';
 
 /** Used as the API key for local servers, which ignore it but whose SDK clients insist on one. */
@@ -173,4 +174,41 @@ function errorCode(error: unknown): string | undefined {
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The per-turn state a provider keeps while its stream is read. */
+export interface StreamingTurn<Chunk> {
+  apply(chunk: Chunk): Iterable<ModelStreamEvent>;
+  finish(modelName: string, aborted: boolean): AssistantMessage;
+  fail(modelName: string, errorMessage: string): AssistantMessage;
+}
+
+/**
+ * The read loop both providers share: open the SDK stream, turn each chunk
+ * into events, and always end with one `done` — aborted, failed or finished —
+ * never with a thrown error.
+ */
+export async function* streamModelTurn<Chunk>(options: {
+  modelName: string;
+  request: ModelRequest;
+  turn: StreamingTurn<Chunk>;
+  open: () => Promise<AsyncIterable<Chunk>>;
+  /** `responded`: the server answered before the failure (so it is not a connection error). */
+  describeFailure: (error: unknown, responded: boolean) => string;
+}): AsyncGenerator<ModelStreamEvent> {
+  const { modelName, request, turn } = options;
+  let responded = false;
+  try {
+    const stream = await options.open();
+    responded = true;
+    for await (const chunk of stream) {
+      // Stop at once, so the partial content is exactly what was streamed before the abort.
+      if (request.signal.aborted) break;
+      yield* turn.apply(chunk);
+    }
+    yield { type: 'done', message: turn.finish(modelName, request.signal.aborted) };
+  } catch (error) {
+    const message = request.signal.aborted ? turn.finish(modelName, true) : turn.fail(modelName, options.describeFailure(error, responded));
+    yield { type: 'done', message };
+  }
 }

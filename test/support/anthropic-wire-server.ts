@@ -5,8 +5,9 @@
  * Each request takes the next scripted response from a queue, and every
  * request is recorded.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedServer, type ScriptedServer } from './scripted-sse-server.ts';
+
+export type { RecordedRequest } from './scripted-sse-server.ts';
 
 export type AnthropicEvent = { type: string } & Record<string, unknown>;
 
@@ -22,94 +23,20 @@ export type AnthropicScript =
     }
   | { kind: 'error'; status: number; body: unknown; headers?: Record<string, string> };
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-}
+export type AnthropicWireServer = ScriptedServer<AnthropicScript>;
 
-export interface AnthropicWireServer {
-  /** `http://127.0.0.1:<port>`, without `/v1`. */
-  origin: string;
-  requests: RecordedRequest[];
-  enqueue(...scripts: AnthropicScript[]): void;
-  close(): Promise<void>;
-}
-
-export async function startAnthropicWireServer(): Promise<AnthropicWireServer> {
-  const queue: AnthropicScript[] = [];
-  const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    void handle(req, res);
+export function startAnthropicWireServer(): Promise<AnthropicWireServer> {
+  return startScriptedServer<AnthropicScript>({
+    path: '/v1/messages',
+    jsonHeaders: { 'request-id': 'req_test' },
+    notFound: (method, url) => anthropicError('not_found_error', `Not found: ${method} ${url}`),
+    noScriptLeft: () => anthropicError('api_error', 'anthropic-wire-server: no scripted response left'),
+    render: (script) => {
+      if (script.kind !== 'stream') return script;
+      const { events, ...rest } = script;
+      return { ...rest, frames: events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`) };
+    },
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    if (req.method !== 'POST' || req.url !== '/v1/messages') {
-      sendJson(res, 404, anthropicError('not_found_error', `Not found: ${req.method} ${req.url}`));
-      return;
-    }
-    requests.push({ method: req.method, url: req.url, headers: req.headers, body: JSON.parse(raw) as Record<string, unknown> });
-    const script = queue.shift();
-    if (!script) {
-      sendJson(res, 500, anthropicError('api_error', 'anthropic-wire-server: no scripted response left'));
-      return;
-    }
-    if (script.kind === 'error') {
-      sendJson(res, script.status, script.body, script.headers);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    streamEvents(res, script);
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (...scripts) => queue.push(...scripts),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}
-
-function streamEvents(res: ServerResponse, script: Extract<AnthropicScript, { kind: 'stream' }>): void {
-  const frames = script.events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-  const stopAt = script.cutAfter ?? script.hangAfter;
-  if (stopAt === undefined) {
-    res.end(frames.join(''));
-    return;
-  }
-  const sent = frames.slice(0, stopAt).join('');
-  if (script.hangAfter !== undefined) {
-    res.write(sent);
-    return;
-  }
-  if (script.cut === 'end') {
-    res.end(sent);
-    return;
-  }
-  // Destroy only once the events reached the socket, so the client sees them and then a broken body.
-  res.write(sent, () => res.destroy());
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_test', ...headers });
-  res.end(JSON.stringify(body));
 }
 
 /** The error body the Anthropic API sends with a 4xx/5xx, and inside an `error` event. */

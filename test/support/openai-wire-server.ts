@@ -4,8 +4,9 @@
  * with empty `choices`, then `data: [DONE]`. Each request takes the next
  * scripted response from a queue, and every request is recorded.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedServer, type ScriptedServer } from './scripted-sse-server.ts';
+
+export type { RecordedRequest } from './scripted-sse-server.ts';
 
 export type OpenAIChunk = Record<string, unknown>;
 
@@ -23,98 +24,22 @@ export type OpenAIScript =
   /** A raw SSE body, for bytes no well-behaved server sends. */
   | { kind: 'raw'; body: string };
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-}
+export type OpenAIWireServer = ScriptedServer<OpenAIScript>;
 
-export interface OpenAIWireServer {
-  /** `http://127.0.0.1:<port>`, without `/v1`. */
-  origin: string;
-  requests: RecordedRequest[];
-  enqueue(...scripts: OpenAIScript[]): void;
-  close(): Promise<void>;
-}
-
-export async function startOpenAIWireServer(): Promise<OpenAIWireServer> {
-  const queue: OpenAIScript[] = [];
-  const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    void handle(req, res);
+export function startOpenAIWireServer(): Promise<OpenAIWireServer> {
+  return startScriptedServer<OpenAIScript>({
+    path: '/v1/chat/completions',
+    notFound: (method, url) => openaiError(`Unknown request URL: ${method} ${url}`, 'invalid_request_error', 'unknown_url'),
+    noScriptLeft: () => openaiError('openai-wire-server: no scripted response left', 'server_error', null),
+    render: (script) => {
+      if (script.kind !== 'stream') return script;
+      const { chunks, ...rest } = script;
+      const frames = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+      // `[DONE]` ends only a stream that is not cut off.
+      const complete = script.cutAfter === undefined && script.hangAfter === undefined;
+      return { ...rest, frames: complete ? [...frames, 'data: [DONE]\n\n'] : frames };
+    },
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      sendJson(res, 404, openaiError(`Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error', 'unknown_url'));
-      return;
-    }
-    requests.push({ method: req.method, url: req.url, headers: req.headers, body: JSON.parse(raw) as Record<string, unknown> });
-    const script = queue.shift();
-    if (!script) {
-      sendJson(res, 500, openaiError('openai-wire-server: no scripted response left', 'server_error', null));
-      return;
-    }
-    if (script.kind === 'error') {
-      sendJson(res, script.status, script.body, script.headers);
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    if (script.kind === 'raw') {
-      res.end(script.body);
-      return;
-    }
-    streamChunks(res, script);
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (...scripts) => queue.push(...scripts),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}
-
-function streamChunks(res: ServerResponse, script: Extract<OpenAIScript, { kind: 'stream' }>): void {
-  const lines = script.chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
-  const stopAt = script.cutAfter ?? script.hangAfter;
-  if (stopAt === undefined) {
-    res.end(lines.join('') + 'data: [DONE]\n\n');
-    return;
-  }
-  const sent = lines.slice(0, stopAt).join('');
-  if (script.hangAfter !== undefined) {
-    res.write(sent);
-    return;
-  }
-  if (script.cut === 'end') {
-    res.end(sent);
-    return;
-  }
-  // Destroy only once the chunks reached the socket, so the client sees them and then a broken body.
-  res.write(sent, () => res.destroy());
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
 }
 
 /** The error body the OpenAI API sends with a 4xx/5xx. */
