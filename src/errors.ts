@@ -47,6 +47,25 @@ export const ToolErrors = {
   poolClosed: () => 'Tool call cancelled: the executor was closed.',
 } as const;
 
+/** The agent loop's messages. Texts that end up in a tool result are read by the model. */
+export const AgentErrors = {
+  busy: () =>
+    'Agent.prompt: a run is already in progress. Await it, add to it with agent.steer(text), or call agent.abort() first.',
+  badOption: (option: string, problem: string) => `new Agent: option ${option} ${problem}`,
+  badPrompt: (method: string) => `Agent.${method}: pass a string or an array of text and image parts`,
+  argumentsCutOff: (name: string) =>
+    `Not run: your output hit the token limit while you were writing the arguments for "${name}", so they may be incomplete. ` +
+    'Call the tool again with complete arguments.',
+  notRunAborted: () => 'Not run: the run was aborted.',
+  notRunModelFailed: (message: string) => `Not run: the model turn failed (${message}).`,
+  notRunRunEnded: (message: string) => `Not run: the run ended (${message}).`,
+  modelThrew: (message: string) => `The model failed: ${message}`,
+  modelEndedWithoutDone: () => 'The model stream ended without a final message.',
+  modelTurnFailed: () => 'The model turn failed.',
+  executorFailed: (message: string) => `The tools could not run: ${message}`,
+  internal: (message: string) => `The agent loop failed: ${message}`,
+} as const;
+
 type StopHow = 'cooperative' | 'killed';
 
 /** The error text for a call ended by a timeout or an abort, saying which step of the stop ended it. */

@@ -18,6 +18,9 @@ export type {
 } from './tool.ts';
 export { createExecutor } from './executor.ts';
 export type { Executor, ExecutorOptions, WorkerOptions } from './executor.ts';
+export type { Permissions } from './isolation/permissions.ts';
+export type { EnvOption } from './isolation/environment.ts';
+export type { ModuleEntry } from './registry.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
 export type {
   AfterToolCallContext,
@@ -31,3 +34,20 @@ export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent
 export type { ToolEntry } from './registry.ts';
 export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './messages.ts';
 export type { Model, ModelRequest, ModelStreamEvent } from './model.ts';
+export { Agent, DEFAULT_MAX_TURNS } from './agent.ts';
+export type {
+  AgentEndEvent,
+  AgentEndReason,
+  AgentEvent,
+  AgentExecutor,
+  AgentOptions,
+  AgentStartEvent,
+  MessageEndEvent,
+  MessageStartEvent,
+  MessageUpdateEvent,
+  ModelDelta,
+  TurnEndEvent,
+  TurnStartEvent,
+} from './agent.ts';
+export { scriptedModel } from './models/scripted.ts';
+export type { ScriptedModel, ScriptedModelOptions, ScriptedToolCall, ScriptedTurn, ScriptStep } from './models/scripted.ts';

@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// The `toolpool` command. In a clone (the TypeScript sources sit next to this
+// file) it runs them through tsx; in an installed package it runs the
+// compiled JavaScript from dist/.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const source = new URL('../src/cli/main.ts', import.meta.url);
+let entry;
+if (existsSync(fileURLToPath(source))) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  entry = source.href;
+} else {
+  entry = new URL('../dist/src/cli/main.js', import.meta.url).href;
+}
+
+const { main } = await import(entry);
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// Everything is closed by now; should a stray handle remain, do not hang.
+setTimeout(() => process.exit(code), 2000).unref();

@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { demoCommand } from './demo.ts';
+import { CliError, oneLineMessage } from './errors.ts';
+import { runCommand } from './run.ts';
+
+const mainHelp = `Usage: toolpool <command> [options]
+
+Run an LLM agent's tools in a worker pool.
+
+Commands:
+  demo    A scripted agent run with the example tools (no network, no key)
+  run     An agent run against a real model (OpenAI, Anthropic, or a compatible server)
+  help    Show help for a command
+
+Options:
+  -h, --help     Show this help
+  -v, --version  Show the version
+
+Run "toolpool <command> --help" for a command's options.`;
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  demo: (argv) => demoCommand(argv),
+  run: (argv) => runCommand(argv),
+};
+
+/** The `toolpool` command. Returns the exit code; errors become one line on stderr. */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await dispatch(argv);
+  } catch (error) {
+    if (error instanceof CliError) {
+      process.stderr.write(`toolpool: ${error.message}\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(`toolpool: ${oneLineMessage(error)}\n`);
+    if (process.env.TOOLPOOL_DEBUG) process.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
+    return 1;
+  }
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help') {
+    process.stdout.write(`${mainHelp}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '-v' || command === '--version') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  if (command === 'help') {
+    const topic = rest[0];
+    if (topic && Object.hasOwn(COMMANDS, topic)) return COMMANDS[topic]!(['--help']);
+    process.stdout.write(`${mainHelp}\n`);
+    return 0;
+  }
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!run) throw new CliError(`unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. Run "toolpool --help".`, 2);
+  return run(rest);
+}
+
+function version(): string {
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'toolpool') return pkg.version ?? 'unknown';
+    } catch {
+      // Try the next layout (source or dist).
+    }
+  }
+  return 'unknown';
+}

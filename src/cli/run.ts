@@ -1,0 +1,142 @@
+import { Agent } from '../agent.ts';
+import { createExecutor, type Executor } from '../executor.ts';
+import { textOf, type AssistantMessage } from '../messages.ts';
+import type { ToolEntry } from '../registry.ts';
+import { parseArgs } from 'node:util';
+import { helpFlag, integerFlag, parseOrUsageError } from './args.ts';
+import { oneLineMessage, runError, usageError } from './errors.ts';
+import { modelFromFlag } from './model-flag.ts';
+import { RunStats } from './stats.ts';
+import { styleFor, type Output } from './terminal.ts';
+import { CallLabels, Timeline } from './timeline.ts';
+import { expandToolPaths } from './tool-paths.ts';
+
+export const runHelp = `Usage: toolpool run --model <provider:model> [--tools <file|folder>]... [options] "prompt"
+
+Runs an agent against a real model. Its tools run in a worker pool; the
+timeline (turns, streamed text, tool calls with progress) goes to stderr,
+the final answer to stdout.
+
+Options:
+  -m, --model <provider:model>  openai:<model> or anthropic:<model>, e.g. openai:gpt-4o-mini
+  -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder
+                                loads every .ts/.mts/.js/.mjs file in it. Repeatable or comma-separated.
+      --base-url <url>          An API-compatible server (vLLM, Ollama, llama.cpp, LM Studio...),
+                                with or without /v1. With it, no API key is needed.
+      --system <text>           System prompt
+      --max-turns <n>           Model turns at most (default 50)
+      --tool-options <json>     Options for tool modules whose default export is a factory
+                                (default {"root": "<current folder>"}, e.g. for read-file)
+  -q, --quiet                   No timeline; print only the final answer
+  -h, --help                    Show this help
+
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   The provider's key (not needed with --base-url)
+
+Exit codes: 0 answered, 1 failed (model error, missing key, bad tool, max turns), 2 bad usage, 130 interrupted.
+
+Example:
+  toolpool run --tools tools/ --model openai:gpt-4o-mini "What is 2^20 + 17?"`;
+
+export interface RunIO {
+  stdout: Output;
+  stderr: Output;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIO: RunIO = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+
+export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise<number> {
+  const { values, positionals } = parseOrUsageError('run', () =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...helpFlag,
+        model: { type: 'string', short: 'm' },
+        tools: { type: 'string', short: 't', multiple: true },
+        'base-url': { type: 'string' },
+        system: { type: 'string' },
+        'max-turns': { type: 'string' },
+        'tool-options': { type: 'string' },
+        quiet: { type: 'boolean', short: 'q' },
+      },
+    }),
+  );
+  if (values.help) {
+    io.stdout.write(`${runHelp}\n`);
+    return 0;
+  }
+  const prompt = positionals.join(' ').trim();
+  if (!values.model) throw usageError('run', 'missing --model <provider:model>, e.g. --model openai:gpt-4o-mini');
+  if (!prompt) throw usageError('run', 'missing the prompt: toolpool run --model ... "your prompt"');
+  const maxTurns = integerFlag('run', 'max-turns', values['max-turns']);
+  const toolOptions = parseToolOptions(values['tool-options']);
+
+  const model = await modelFromFlag(values.model, values['base-url'], io.env);
+  const executor = await loadTools(values.tools ?? [], toolOptions);
+  const style = styleFor(io.stderr, io.env);
+  const labels = new CallLabels();
+  const stats = new RunStats(labels);
+  const agent = new Agent({
+    model,
+    executor,
+    ...(values.system !== undefined ? { systemPrompt: values.system } : {}),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+  });
+  agent.subscribe(stats.listener);
+  if (!values.quiet) agent.subscribe(new Timeline(io.stderr, style, labels).listener);
+
+  let interrupts = 0;
+  const onSigint = () => {
+    if (++interrupts > 1) process.exit(130);
+    io.stderr.write('\naborting... (Ctrl-C again to quit at once)\n');
+    agent.abort();
+  };
+  process.on('SIGINT', onSigint);
+  let added;
+  try {
+    added = await agent.prompt(prompt);
+  } finally {
+    process.off('SIGINT', onSigint);
+    await executor.close();
+  }
+  return report(stats, added, io, values.quiet === true, style);
+}
+
+function parseToolOptions(json: string | undefined): unknown {
+  if (json === undefined) return { root: process.cwd() };
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw usageError('run', `--tool-options is not valid JSON: ${oneLineMessage(error)}`);
+  }
+}
+
+async function loadTools(values: string[], options: unknown): Promise<Executor> {
+  const paths = await expandToolPaths(values);
+  const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
+  try {
+    return await createExecutor({ tools });
+  } catch (error) {
+    throw runError(oneLineMessage(error));
+  }
+}
+
+function report(stats: RunStats, added: readonly { role: string }[], io: RunIO, quiet: boolean, style: ReturnType<typeof styleFor>): number {
+  if (!quiet) {
+    io.stderr.write('\n');
+    for (const line of stats.render(style, io.stderr.columns || 100)) io.stderr.write(`${line}\n`);
+  }
+  if (stats.reason === 'aborted') return 130;
+  if (stats.reason === 'error') throw runError(oneLineMessage(stats.error ?? 'the run failed'));
+  const answer = [...added].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
+  const text = answer ? textOf(answer).trim() : '';
+  // On a terminal the answer was just streamed in the timeline; print it again only for a pipe or with --quiet.
+  const alreadyShown = !quiet && io.stdout.isTTY === true && io.stderr.isTTY === true;
+  if (text && !alreadyShown) io.stdout.write(`${text}\n`);
+  if (stats.reason === 'maxTurns') throw runError(`stopped after ${stats.turns} turns (--max-turns) before the model gave a final answer`);
+  if (stats.reason === 'length') throw runError("the model's answer was cut off by its output token limit");
+  return 0;
+}
