@@ -1,0 +1,14 @@
+import { callOverhead } from './01-call-overhead.ts';
+import { throughput } from './02-throughput.ts';
+import { cpuBatch } from './03-cpu-batch.ts';
+import { responsiveness } from './04-responsiveness.ts';
+import { progress } from './05-progress.ts';
+import { crashRecovery } from './06-crash-recovery.ts';
+import { coldStart } from './07-cold-start.ts';
+import { memory } from './08-memory.ts';
+import { validation } from './09-validation.ts';
+import { piAgentCore } from './10-pi-agent-core.ts';
+import type { BenchCase } from '../lib/types.ts';
+
+/** Every case of issue 4, in order. */
+export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore];

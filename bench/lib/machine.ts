@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
+
+export interface MachineInfo {
+  cpu: string;
+  cores: number;
+  memoryGb: number;
+  os: string;
+  node: string;
+  date: string;
+  loadAverage: number[];
+  versions: Record<string, string>;
+}
+
+function packageVersion(name: string): string {
+  try {
+    const path = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
+    return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function machineInfo(): MachineInfo {
+  return {
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    date: new Date().toISOString(),
+    loadAverage: loadavg().map((value) => Math.round(value * 100) / 100),
+    versions: Object.fromEntries(
+      ['piscina', 'tinybench', '@mariozechner/pi-agent-core', 'ajv', 'esbuild'].map((name) => [name, packageVersion(name)]),
+    ),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Which toolpool the benchmarks measure: the JavaScript a user of the
+ * package runs, not the TypeScript sources through tsx.
+ *
+ * Why: tsx compiles with esbuild's `keepNames`, which wraps every function
+ * expression in a `__name(fn, "name")` call (an Object.defineProperty) each
+ * time it is evaluated. toolpool's host code makes a few closures per call,
+ * so from source an inline call measured ~45% slower than the same code
+ * compiled plainly, while pi-agent-core (shipped as JavaScript) pays
+ * nothing. So `src/` and `workers/` are compiled here, file by file with
+ * esbuild (no bundling, no keepNames, the same target as the package
+ * build), into bench/.build/, fresh on every run, and imported from there.
+ * `BENCH_SOURCE=1` measures the sources through tsx instead.
+ */
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+import { readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+type Toolpool = typeof import('../../src/index.ts');
+type Validation = typeof import('../../src/validation.ts');
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BUILD_ROOT = join(ROOT, 'bench/.build');
+/** One directory per process, so a bench run and a test run never rebuild under each other. */
+const OUT = join(BUILD_ROOT, String(process.pid));
+/** Set for child processes (cases 7 and 8): the parent's build, imported as is. */
+const PARENT_BUILD = process.env.BENCH_TOOLPOOL_BUILD;
+
+export const fromSource = process.env.BENCH_SOURCE === '1';
+
+let built: Promise<string> | undefined;
+
+/** Compiles src/ and workers/ to bench/.build/ (once per process); returns the output root. */
+function buildOnce(): Promise<string> {
+  if (PARENT_BUILD) return Promise.resolve(PARENT_BUILD);
+  built ??= (async () => {
+    await removeStaleBuilds();
+    await rm(OUT, { recursive: true, force: true });
+    process.once('exit', removeBuild);
+    const files: string[] = [];
+    for (const dir of ['src', 'workers']) {
+      for (const entry of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
+        if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(join(entry.parentPath, entry.name));
+      }
+    }
+    await build({
+      entryPoints: files,
+      outdir: OUT,
+      outbase: ROOT,
+      bundle: false,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'silent',
+      write: false,
+    }).then(async (result) => {
+      for (const file of result.outputFiles) {
+        // Relative imports name the .ts sources; the compiled files end in .js.
+        const code = file.text.replace(/((?:from|import)\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\.ts\2/g, '$1$2$3.js$2');
+        await mkdir(dirname(file.path), { recursive: true });
+        await writeFile(file.path, code);
+      }
+    });
+    // Not a source tree: keep it out of git without touching the repository's .gitignore.
+    await writeFile(join(BUILD_ROOT, '.gitignore'), '*\n');
+    return OUT;
+  })();
+  return built;
+}
+
+/** Removes this process's build (also done on exit; a test runner may end its workers without an exit event). */
+export function removeBuild(): void {
+  if (PARENT_BUILD) return;
+  rmSync(OUT, { recursive: true, force: true });
+}
+
+/** Builds of processes that ended without cleaning up (killed, or a test runner's worker). */
+async function removeStaleBuilds(): Promise<void> {
+  const entries = await readdir(BUILD_ROOT).catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      process.kill(Number(entry), 0); // still running: leave it
+    } catch {
+      await rm(join(BUILD_ROOT, entry), { recursive: true, force: true });
+    }
+  }
+}
+
+/** Any module of src/ or workers/ (named by its source path from the repository root), as measured. */
+export async function load<T>(sourcePath: string): Promise<T> {
+  if (fromSource) return (await import(pathToFileURL(join(ROOT, sourcePath)).href)) as T;
+  const out = await buildOnce();
+  return (await import(pathToFileURL(join(out, sourcePath.replace(/\.ts$/, '.js'))).href)) as T;
+}
+
+/** toolpool's public API, as measured. */
+export function toolpool(): Promise<Toolpool> {
+  return load<Toolpool>('src/index.ts');
+}
+
+export function validationModule(): Promise<Validation> {
+  return load<Validation>('src/validation.ts');
+}
+
+/** Environment for a child process that must measure the same build (built first if needed). */
+export async function childEnvironment(): Promise<NodeJS.ProcessEnv> {
+  if (fromSource) return { ...process.env };
+  return { ...process.env, BENCH_TOOLPOOL_BUILD: await buildOnce() };
+}
+
+export function describeBuild(): string {
+  return fromSource ? 'toolpool sources through tsx (BENCH_SOURCE=1)' : `toolpool compiled to JavaScript in ${relative(ROOT, BUILD_ROOT)}/<pid>/ (esbuild, per file, as published)`;
+}

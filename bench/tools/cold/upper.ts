@@ -1,0 +1,9 @@
+import { Type } from '@sinclair/typebox';
+import { defineTool } from '../../../src/tool.ts';
+
+export default defineTool({
+  name: 'upper',
+  description: 'Cold-start tool: upper-cases a text.',
+  parameters: Type.Object({ text: Type.String() }),
+  execute: ({ text }: { text: string }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }),
+});

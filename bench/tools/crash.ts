@@ -1,0 +1,12 @@
+import { Type } from '@sinclair/typebox';
+import { defineTool } from '../../src/tool.ts';
+
+/** Ends its worker thread (`process.exit` in a worker ends only that worker). */
+export default defineTool({
+  name: 'crash',
+  description: 'Benchmark tool: crashes its worker.',
+  parameters: Type.Object({}),
+  execute() {
+    process.exit(3);
+  },
+});
