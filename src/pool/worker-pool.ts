@@ -59,6 +59,7 @@ export class WorkerPool {
   readonly #ports = new Map<number, MessagePort>();
   readonly #active = new Map<number, PoolCall>();
   readonly #helloWaiters = new Map<number, (port: MessagePort) => void>();
+  #acks: PoolCall[] = [];
   #nextRunId = 1;
   readonly #hostFunctionNames: string[];
   #closing = false;
@@ -195,6 +196,25 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Counts an update as consumed, on the next turn of the event loop rather
+   * than now. A worker posts while fewer than its window are unconsumed; if
+   * updates were acknowledged as soon as their listeners ran, a flooding
+   * worker would refill the port while the host is still reading it, and
+   * the host would read thousands of messages in one turn without letting
+   * its event loop tick. Deferred, one turn reads at most a window.
+   */
+  acknowledgeLater(call: PoolCall): void {
+    this.#acks.push(call);
+    if (this.#acks.length === 1) setImmediate(() => this.#flushAcks());
+  }
+
+  #flushAcks(): void {
+    const acks = this.#acks;
+    this.#acks = [];
+    for (const call of acks) if (this.#active.get(call.runId) === call) this.#table.markConsumed(call.slot);
+  }
+
   /** Step one of a stop: every worker hears it; the one running the call fires its signal. */
   broadcastAbort(message: AbortMessage): void {
     for (const port of this.#ports.values()) port.postMessage(message);
@@ -205,6 +225,7 @@ export class WorkerPool {
 interface PoolControls {
   broadcastAbort(message: AbortMessage): void;
   terminateThread(threadId: number): void;
+  acknowledgeLater(call: PoolCall): void;
 }
 
 type Settled = { value: ExecuteReply } | { error: unknown } | { cancelledBeforeStart: true };
@@ -255,11 +276,11 @@ class PoolCall implements Stoppable {
 
   receive(partial: ToolResult): void {
     this.received++;
-    if (this.#stopTimer.stopped) return void this.table.markConsumed(this.slot);
+    if (this.#stopTimer.stopped) return this.controls.acknowledgeLater(this);
     const delivered = this.job.onUpdate(partial);
     // Flow control: the worker sees an update as consumed once listeners are done with it.
-    if (delivered instanceof Promise) void delivered.finally(() => this.table.markConsumed(this.slot));
-    else this.table.markConsumed(this.slot);
+    if (delivered instanceof Promise) void delivered.finally(() => this.controls.acknowledgeLater(this));
+    else this.controls.acknowledgeLater(this);
   }
 
   outcome(settled: Settled): RunOutcome {
