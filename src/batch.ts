@@ -101,13 +101,19 @@ export class BatchRun {
     const state: CallState = { call, startedAt: performance.now(), executed: false, isError: false, durationMs: 0 };
     const parsed = parseArguments(call.arguments);
     await this.#emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: parsed.ok ? parsed.value : call.arguments });
-    const problem = await this.#admit(state, parsed);
+    const admitted = this.#admit(state, parsed);
+    const problem = admitted instanceof Promise ? await admitted : admitted;
     if (problem !== undefined) this.#settle(state, textResult(problem), true);
     return state;
   }
 
-  /** Everything that can keep a call from running, in order; returns the error text, or nothing when it may run. */
-  async #admit(state: CallState, parsed: Parsed): Promise<string | undefined> {
+  /**
+   * Everything that can keep a call from running, in order; returns the
+   * error text, or nothing when it may run. Synchronous unless the tool has
+   * `prepareArguments` or there is a `beforeToolCall` hook: most calls pay
+   * for no promise here.
+   */
+  #admit(state: CallState, parsed: Parsed): string | undefined | Promise<string | undefined> {
     const { call } = state;
     if (this.#stopped) return ToolErrors.stoppedBeforeRun(this.#stopReason);
     if (this.options.signal?.aborted) return ToolErrors.abortedBeforeStart();
@@ -116,36 +122,43 @@ export class BatchRun {
     if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
     if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, String(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
-    let args = parsed.value;
-    if (tool.info.hasPrepare) {
-      try {
-        args = await tool.runner.prepare(args);
-      } catch (error) {
-        return ToolErrors.prepareFailed(call.name, errorMessage(error));
-      }
-      if (!isPlainObject(args)) return ToolErrors.prepareFailed(call.name, `it returned ${JSON.stringify(args)}, not an object`);
-    }
-    const validation = tool.validate(args, call.arguments);
-    if (!validation.ok) return validation.message;
-    state.tool = tool;
-    return this.#askBeforeHook(state, validation.args);
+    if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);
+    return this.#validate(state, tool, parsed.value);
   }
 
-  async #askBeforeHook(state: CallState, args: Record<string, unknown>): Promise<string | undefined> {
-    const hook = this.env.beforeToolCall;
-    if (hook) {
-      let decision;
-      try {
-        decision = await this.env.hooks.run(() => hook({ toolCall: state.call, args }));
-      } catch (error) {
-        return ToolErrors.beforeHookThrew(errorMessage(error));
-      }
-      if (decision && 'stop' in decision && decision.stop) {
-        this.#stop(decision.reason);
-        return ToolErrors.stoppedBeforeRun(decision.reason);
-      }
-      if (decision && 'block' in decision && decision.block) return ToolErrors.blocked(decision.reason);
+  async #prepareThenValidate(state: CallState, tool: RegisteredTool, raw: Record<string, unknown>): Promise<string | undefined> {
+    let args: unknown;
+    try {
+      args = await tool.runner.prepare(raw);
+    } catch (error) {
+      return ToolErrors.prepareFailed(state.call.name, errorMessage(error));
     }
+    if (!isPlainObject(args)) return ToolErrors.prepareFailed(state.call.name, `it returned ${JSON.stringify(args)}, not an object`);
+    return this.#validate(state, tool, args);
+  }
+
+  #validate(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
+    const validation = tool.validate(args, state.call.arguments);
+    if (!validation.ok) return validation.message;
+    state.tool = tool;
+    const hook = this.env.beforeToolCall;
+    if (hook) return this.#askBeforeHook(state, validation.args, hook);
+    state.args = validation.args;
+    return undefined;
+  }
+
+  async #askBeforeHook(state: CallState, args: Record<string, unknown>, hook: BeforeToolCallHook): Promise<string | undefined> {
+    let decision;
+    try {
+      decision = await this.env.hooks.run(() => hook({ toolCall: state.call, args }));
+    } catch (error) {
+      return ToolErrors.beforeHookThrew(errorMessage(error));
+    }
+    if (decision && 'stop' in decision && decision.stop) {
+      this.#stop(decision.reason);
+      return ToolErrors.stoppedBeforeRun(decision.reason);
+    }
+    if (decision && 'block' in decision && decision.block) return ToolErrors.blocked(decision.reason);
     state.args = args;
     return undefined;
   }

@@ -29,14 +29,23 @@ export type ToolEvent = ToolStartEvent | ToolUpdateEvent | ToolEndEvent;
 
 export type Listener<E> = (event: E) => void | Promise<void>;
 
+const DELIVERED: Promise<void> = Promise.resolve();
+
 /**
  * Delivers events to listeners strictly in emission order, awaiting each
  * listener before the next one, so a slow async listener can never see
  * events out of order. A listener that throws is reported and skipped.
+ *
+ * When nothing is waiting and a listener returns no promise, it is called
+ * at once, without a microtask per event: that keeps progress floods and
+ * trivial calls cheap. Once a listener returns a promise, later events
+ * queue behind it.
  */
 export class OrderedEmitter<E> {
   readonly #listeners = new Set<Listener<E>>();
-  #tail: Promise<void> = Promise.resolve();
+  #tail: Promise<void> = DELIVERED;
+  /** Deliveries queued behind a listener's promise. */
+  #waiting = 0;
 
   constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
 
@@ -46,22 +55,41 @@ export class OrderedEmitter<E> {
     return () => void this.#listeners.delete(listener);
   }
 
-  get hasListeners(): boolean {
-    return this.#listeners.size > 0;
-  }
-
   /** Resolves once this event (and every earlier one) reached all listeners. */
   emit(event: E, extra?: Listener<E>): Promise<void> {
     if (this.#listeners.size === 0 && !extra) return this.#tail;
     const listeners = extra ? [...this.#listeners, extra] : [...this.#listeners];
-    this.#tail = this.#tail.then(() => this.#deliver(event, listeners));
+    if (this.#waiting === 0) return this.#deliverNow(event, listeners);
+    return this.#queue(() => this.#deliverFrom(event, listeners, 0));
+  }
+
+  #deliverNow(event: E, listeners: Listener<E>[]): Promise<void> {
+    for (let i = 0; i < listeners.length; i++) {
+      let returned: void | Promise<void>;
+      try {
+        returned = listeners[i]!(event);
+      } catch (error) {
+        this.onListenerError(error);
+        continue;
+      }
+      if (returned instanceof Promise) {
+        const rest = i + 1;
+        return this.#queue(() => returned.catch(this.onListenerError).then(() => this.#deliverFrom(event, listeners, rest)));
+      }
+    }
+    return DELIVERED;
+  }
+
+  #queue(delivery: () => Promise<void>): Promise<void> {
+    this.#waiting++;
+    this.#tail = this.#tail.then(delivery).finally(() => this.#waiting--);
     return this.#tail;
   }
 
-  async #deliver(event: E, listeners: Listener<E>[]): Promise<void> {
-    for (const listener of listeners) {
+  async #deliverFrom(event: E, listeners: Listener<E>[], from: number): Promise<void> {
+    for (let i = from; i < listeners.length; i++) {
       try {
-        await listener(event);
+        await listeners[i]!(event);
       } catch (error) {
         this.onListenerError(error);
       }

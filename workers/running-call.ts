@@ -14,6 +14,8 @@ import type { ToolContext, ToolResult } from '../src/tool.ts';
  */
 const UPDATE_WINDOW = 64;
 const FLUSH_RETRY_MS = 1;
+/** Shared by every call when the executor grants no host functions. */
+const NO_HOST_FUNCTIONS: ToolContext['host'] = Object.freeze({});
 
 /** One call running in this worker: its context, its update relay and how it ends. */
 export class RunningCall {
@@ -92,6 +94,7 @@ export class RunningCall {
    * never act on an answer that arrives after its call is over.
    */
   #hostFunctions(names: string[], callHost: (name: string, args: unknown[]) => Promise<unknown>): ToolContext['host'] {
+    if (names.length === 0) return NO_HOST_FUNCTIONS;
     const functions: ToolContext['host'] = {};
     for (const name of names) {
       functions[name] = (...args: unknown[]) => {

@@ -15,6 +15,7 @@ import { CallTable, type CallTableMemory } from '../src/pool/call-table.ts';
 import {
   WORKER_HELLO,
   type AbortMessage,
+  type PreloadMessage,
   type DescribeReply,
   type DescribeTask,
   type PrepareTask,
@@ -36,7 +37,10 @@ const progress = new MessageChannel();
 const hostCalls = new MessageChannel();
 const hello: WorkerHello = { [WORKER_HELLO]: true, threadId, port: progress.port2, hostPort: hostCalls.port2 };
 parentPort!.postMessage(hello, [progress.port2, hostCalls.port2]);
-progress.port1.on('message', (message: AbortMessage) => running.get(message.runId)?.abort(message.reason));
+progress.port1.on('message', (message: AbortMessage | PreloadMessage) => {
+  if ('preload' in message) for (const ref of message.preload) loadTool(ref).catch(() => undefined);
+  else running.get(message.runId)?.abort(message.reason);
+});
 progress.port1.unref();
 const host = wrap<Record<string, (...args: unknown[]) => Promise<unknown>>>(nodeEndpoint(hostCalls.port1));
 hostCalls.port1.unref();
@@ -88,12 +92,12 @@ async function execute(task: ExecuteTask): Promise<ExecuteReply> {
       return { ok: false, error: errorMessage(error), threadId, updates: 0 };
     }
   }
-  const execute = tool.execute.bind(tool);
+  const loaded = tool;
   if (!table.start(task.slot, threadId)) return { cancelled: true };
   const call = new RunningCall(task, threadId, progress.port1, table, callHost);
   running.set(task.runId, call);
   try {
-    return await currentCall.run(call, () => call.run(() => execute(task.args as never, call.context)));
+    return await currentCall.run(call, () => call.run(() => loaded.execute(task.args as never, call.context)));
   } finally {
     running.delete(task.runId);
   }

@@ -40,9 +40,9 @@ export class PoolSet implements ToolTier {
     return (await this.get(maxMemoryMb)).prepare(ref, raw);
   }
 
-  async execute(job: ExecuteJob): Promise<RunOutcome> {
+  execute(job: ExecuteJob): Promise<RunOutcome> {
     const ready = this.#ready.get(job.limits.maxMemoryMb);
-    return ready ? ready.execute(job) : (await this.get(job.limits.maxMemoryMb)).execute(job);
+    return ready ? ready.execute(job) : this.get(job.limits.maxMemoryMb).then((pool) => pool.execute(job));
   }
 
   get(maxMemoryMb: number): Promise<WorkerPool> {

@@ -77,3 +77,8 @@ export interface AbortMessage {
   runId: number;
   reason: 'aborted' | 'timeout';
 }
+
+/** Host → a new worker on its channel: the tool modules to import before any call arrives. */
+export interface PreloadMessage {
+  preload: ModuleTask[];
+}

@@ -14,6 +14,7 @@ import { toRunnableModule } from './module-compiler.ts';
 import {
   WORKER_HELLO,
   type AbortMessage,
+  type PreloadMessage,
   type DescribeReply,
   type ModuleTask,
   type ExecuteReply,
@@ -60,6 +61,8 @@ export class WorkerPool {
   readonly #active = new Map<number, PoolCall>();
   readonly #helloWaiters = new Map<number, (port: MessagePort) => void>();
   #acks: PoolCall[] = [];
+  /** The tool modules this pool has run (one ref object per tool), for preloading new workers. */
+  readonly #modules = new Set<ModuleTask>();
   #nextRunId = 1;
   readonly #hostFunctionNames: string[];
   #closing = false;
@@ -92,6 +95,7 @@ export class WorkerPool {
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const reply = (await this.#run({ op: 'describe', ...ref })) as DescribeReply;
     if (!reply.ok) throw new Error(reply.error);
+    this.#modules.add(ref);
     return reply.info;
   }
 
@@ -103,6 +107,7 @@ export class WorkerPool {
 
   async execute(job: ExecuteJob): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    this.#modules.add(job.ref);
     const free = this.#table.acquire();
     const slot = typeof free === 'number' ? free : await free;
     const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, this);
@@ -169,6 +174,10 @@ export class WorkerPool {
     port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.partial));
     port.on('close', () => this.#ports.delete(threadId));
     port.unref();
+    // A replacement worker (after a crash or a kill) imports the tools now,
+    // not when a call arrives: importing a module and its packages can take
+    // a hundred milliseconds and more.
+    if (this.#modules.size > 0) port.postMessage({ preload: [...this.#modules] } satisfies PreloadMessage);
     expose(this.options.hostFunctions, nodeEndpoint(hostPort));
     hostPort.unref();
   }
