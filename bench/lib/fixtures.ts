@@ -13,6 +13,7 @@ export const TOOLS = {
   crash: here('../tools/crash.ts'),
   updates: here('../tools/updates.ts'),
   hash: here('../../tools/hash.ts'),
+  busyLoop: here('../tools/busy-loop.ts'),
 } as const;
 
 export const RAW_WORKER = here('../raw/raw-worker.mjs');
