@@ -55,6 +55,10 @@ export class OrderedEmitter<E> {
     return () => void this.#listeners.delete(listener);
   }
 
+  get hasListeners(): boolean {
+    return this.#listeners.size > 0;
+  }
+
   /** Resolves once this event (and every earlier one) reached all listeners. */
   emit(event: E, extra?: Listener<E>): Promise<void> {
     if (this.#listeners.size === 0 && !extra) return this.#tail;

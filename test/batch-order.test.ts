@@ -6,7 +6,11 @@ import { call, deferred, fixture, textOf, useExecutors } from './support/executo
 const createExecutor = useExecutors();
 
 /** An inline tool that logs when it starts and ends, and can be held until released. */
-function traced(name: string, log: string[], options: { executionMode?: 'parallel' | 'sequential'; hold?: Promise<void>; onDone?: () => void } = {}) {
+function traced(
+  name: string,
+  log: string[],
+  options: { executionMode?: 'parallel' | 'sequential'; hold?: Promise<void>; onStart?: () => void; onDone?: () => void } = {},
+) {
   return defineTool({
     name,
     description: name,
@@ -14,6 +18,7 @@ function traced(name: string, log: string[], options: { executionMode?: 'paralle
     ...(options.executionMode ? { executionMode: options.executionMode } : {}),
     async execute({ tag }) {
       log.push(`exec-start:${tag}`);
+      options.onStart?.();
       await options.hold;
       log.push(`exec-end:${tag}`);
       options.onDone?.();
@@ -113,10 +118,18 @@ describe('batch lifecycle order (S11, S12, S13)', () => {
     await executor.executeBatch([call('1', 'par', { tag: '1' }), call('2', 'par', { tag: '2' }), call('3', 'seq', { tag: '3' })]);
     expect(log).toEqual(['exec-start:1', 'exec-end:1', 'exec-start:2', 'exec-end:2', 'exec-start:3', 'exec-end:3']);
 
-    // Without the sequential tool the same executor runs the batch concurrently.
-    log.length = 0;
-    await executor.executeBatch([call('1', 'par', { tag: '1' }), call('2', 'par', { tag: '2' })]);
-    expect(log).toEqual(['exec-start:1', 'exec-start:2', 'exec-end:1', 'exec-end:2']);
+  });
+
+  test('without a sequential tool the same kind of batch runs concurrently', async () => {
+    const log: string[] = [];
+    const secondStarted = deferred();
+    // The first call can only finish once the second has started: proof of overlap.
+    const executor = await createExecutor({
+      tools: [traced('first', log, { hold: secondStarted.promise }), traced('second', log, { onStart: () => secondStarted.resolve() })],
+    });
+    const batch = await executor.executeBatch([call('1', 'first', { tag: '1' }), call('2', 'second', { tag: '2' })]);
+    expect(log.indexOf('exec-start:2')).toBeLessThan(log.indexOf('exec-end:1'));
+    expect(batch.results.map(textOf)).toEqual(['done 1', 'done 2']);
   });
 
   test('worker tools of one batch run at the same time', async () => {
