@@ -1,4 +1,5 @@
 import { errorMessage, stopMessage, ToolErrors } from './errors.ts';
+import { CallContext, type ContextOwner } from './call-context.ts';
 import type { ResolvedLimits } from './limits.ts';
 import type { RunJob, RunOutcome } from './runner.ts';
 import { StopTimer, stopError, type StopReason, type Stoppable } from './stop-timer.ts';
@@ -30,7 +31,7 @@ export function hostForInline(host: HostFunctions): ToolContext['host'] {
  * `ctx.signal` (or a stop comes): creating one costs more than the rest of
  * a trivial call.
  */
-class InlineCall implements Stoppable {
+class InlineCall implements Stoppable, ContextOwner {
   readonly limits: ResolvedLimits;
   readonly context: ToolContext;
   readonly #startedAt = Date.now();
@@ -44,7 +45,7 @@ class InlineCall implements Stoppable {
     host: ToolContext['host'],
   ) {
     this.limits = job.limits;
-    this.context = new InlineContext(this, job.callId, host);
+    this.context = new CallContext(this, job.callId, host);
   }
 
   signal(): AbortSignal {
@@ -93,25 +94,6 @@ class InlineCall implements Stoppable {
 
   #abandoned(): Promise<undefined> {
     return new Promise((resolve) => (this.#abandon = () => resolve(undefined)));
-  }
-}
-
-/** The `ctx` an inline tool receives; `signal` is made on first read. */
-class InlineContext implements ToolContext {
-  readonly onUpdate: (partial: ToolResult) => void;
-  readonly #call: InlineCall;
-
-  constructor(
-    call: InlineCall,
-    readonly callId: string,
-    readonly host: ToolContext['host'],
-  ) {
-    this.#call = call;
-    this.onUpdate = (partial) => call.update(partial);
-  }
-
-  get signal(): AbortSignal {
-    return this.#call.signal();
   }
 }
 

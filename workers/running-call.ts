@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import { CallContext, type ContextOwner } from '../src/call-context.ts';
 import { errorMessage } from '../src/errors.ts';
 import type { CallTable } from '../src/pool/call-table.ts';
 import { problemWithPayload } from '../src/pool/payload.ts';
@@ -18,7 +19,7 @@ const FLUSH_RETRY_MS = 1;
 const NO_HOST_FUNCTIONS: ToolContext['host'] = Object.freeze({});
 
 /** One call running in this worker: its context, its update relay and how it ends. */
-export class RunningCall {
+export class RunningCall implements ContextOwner {
   // Created on first use: most calls never look at their signal.
   #controller: AbortController | undefined;
   #abortReason: StopReason | undefined;
@@ -120,7 +121,7 @@ export class RunningCall {
     return this.#controller.signal;
   }
 
-  onUpdate(partial: ToolResult): void {
+  update(partial: ToolResult): void {
     if (this.#settled) return; // S10: valid only during the call
     const problem = problemWithPayload(partial, 'update', this.task.maxResultBytes);
     if (problem) return this.fail(new Error(problem));
@@ -163,27 +164,5 @@ export class RunningCall {
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     if (this.#pending) this.#post(this.#pending);
     this.#pending = undefined;
-  }
-}
-
-/**
- * The `ctx` a tool receives. A class, so the lazy `signal` getter lives on
- * the prototype: an object literal with a getter costs microseconds per call.
- */
-class CallContext implements ToolContext {
-  readonly onUpdate: (partial: ToolResult) => void;
-  readonly #call: RunningCall;
-
-  constructor(
-    call: RunningCall,
-    readonly callId: string,
-    readonly host: ToolContext['host'],
-  ) {
-    this.#call = call;
-    this.onUpdate = (partial) => call.onUpdate(partial);
-  }
-
-  get signal(): AbortSignal {
-    return this.#call.signal();
   }
 }

@@ -19,6 +19,7 @@ import {
   withoutV1Suffix,
   type PendingToolCall,
   streamModelTurn,
+  type ProviderOptions,
 } from './shared.ts';
 
 type MessageParam = Anthropic.MessageParam;
@@ -29,23 +30,14 @@ type ImageMediaType = Anthropic.Base64ImageSource['media_type'];
 /** The API requires `max_tokens` and the SDK does not fill it in. */
 const DEFAULT_MAX_TOKENS = 4096;
 
-export interface AnthropicModelOptions {
-  /** Model id, e.g. `claude-sonnet-4-5`. */
-  model: string;
-  /** Defaults to `ANTHROPIC_API_KEY`; not needed with a local `baseURL`. */
-  apiKey?: string;
-  /** An Anthropic-compatible server, with or without the trailing `/v1`. */
-  baseURL?: string;
-  /** Default 4096. */
-  maxTokens?: number;
+/** `apiKey` defaults to `ANTHROPIC_API_KEY`; `maxTokens` to 4096. */
+export interface AnthropicModelOptions extends ProviderOptions {
   /**
    * @deprecated Never sent. The API version this SDK speaks (`anthropic-version:
    * 2026-10-21`) answers 400 to `temperature` on every model, and the SDK's types
    * dropped it; kept so options shared with `openaiModel` still type-check.
    */
   temperature?: number;
-  /** How often the SDK retries 408/409/429/5xx and connection failures (default 2). */
-  maxRetries?: number;
   /** A ready client; `apiKey`, `baseURL` and `maxRetries` are then ignored. */
   client?: Anthropic;
 }

@@ -22,6 +22,7 @@ import {
   withV1Suffix,
   type PendingToolCall,
   streamModelTurn,
+  type ProviderOptions,
 } from './shared.ts';
 
 type ChatMessage = OpenAI.ChatCompletionMessageParam;
@@ -29,17 +30,8 @@ type ContentPart = OpenAI.ChatCompletionContentPart;
 type Chunk = OpenAI.ChatCompletionChunk;
 type ToolCallDelta = OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall;
 
-export interface OpenAIModelOptions {
-  /** Model id as the server knows it, e.g. `gpt-4o-mini`. */
-  model: string;
-  /** Defaults to `OPENAI_API_KEY`; not needed with a local `baseURL`. */
-  apiKey?: string;
-  /** An OpenAI-compatible server, with or without the trailing `/v1`. */
-  baseURL?: string;
-  maxTokens?: number;
-  temperature?: number;
-  /** How often the SDK retries 408/409/429/5xx and connection failures (default 2). */
-  maxRetries?: number;
+/** `apiKey` defaults to `OPENAI_API_KEY`. */
+export interface OpenAIModelOptions extends ProviderOptions {
   /** A ready client; `apiKey`, `baseURL` and `maxRetries` are then ignored. */
   client?: OpenAI;
 }

@@ -10,6 +10,20 @@ import type { Content, ImageContent, TextContent } from '../tool.ts';
 /** Used as the API key for local servers, which ignore it but whose SDK clients insist on one. */
 export const PLACEHOLDER_API_KEY = 'not-needed';
 
+/** Options both providers take; each adds its SDK's `client`. */
+export interface ProviderOptions {
+  /** Model id as the server knows it, e.g. `gpt-4o-mini` or `claude-sonnet-4-5`. */
+  model: string;
+  /** Defaults to the provider's usual environment variable; not needed with a local `baseURL`. */
+  apiKey?: string;
+  /** A compatible server, with or without the trailing `/v1`. */
+  baseURL?: string;
+  maxTokens?: number;
+  temperature?: number;
+  /** How often the SDK retries 408/409/429/5xx and connection failures (default 2). */
+  maxRetries?: number;
+}
+
 export function stripTrailingSlashes(url: string): string {
   return url.replace(/\/+$/, '');
 }

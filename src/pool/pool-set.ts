@@ -1,17 +1,10 @@
 import type { ToolTier } from '../isolation/tier.ts';
 import type { RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
-import type { HostFunctions } from '../tool.ts';
 import type { ModuleTask } from './protocol.ts';
-import { defaultWorkerCount, WorkerPool, type ExecuteJob } from './worker-pool.ts';
+import { defaultWorkerCount, WorkerPool, type ExecuteJob, type WorkerPoolOptions } from './worker-pool.ts';
 
-export interface PoolSetOptions {
-  minWorkers: number;
-  maxWorkers: number;
-  idleTimeoutMs: number;
-  env: Record<string, string>;
-  execArgv: string[];
-  hostFunctions: HostFunctions;
+export interface PoolSetOptions extends Omit<WorkerPoolOptions, 'maxMemoryMb'> {
   /** Heap limit of the pool that reads tool definitions. */
   defaultMemoryMb: number;
 }
