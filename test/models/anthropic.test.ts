@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AssistantMessage, Message } from '../../src/messages.ts';
 import type { Model, ModelRequest, ModelStreamEvent } from '../../src/model.ts';
+import { request, run } from '../support/model-run.ts';
 import { anthropicModel } from '../../src/models/anthropic.ts';
 import {
   anthropicError,
@@ -31,23 +32,6 @@ function model(options: Partial<Parameters<typeof anthropicModel>[0]> = {}): Mod
   return anthropicModel({ model: 'claude-test', baseURL: server.origin, apiKey: 'sk-ant-test', maxRetries: 0, ...options });
 }
 
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    messages: [{ role: 'user', content: 'hi', timestamp: 1 }],
-    tools: [],
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function run(m: Model, req: ModelRequest = request()): Promise<{ events: ModelStreamEvent[]; done: AssistantMessage }> {
-  const events: ModelStreamEvent[] = [];
-  for await (const event of m.stream(req)) events.push(event);
-  const last = events.at(-1);
-  if (last?.type !== 'done') throw new Error(`last event is ${last?.type}, not done`);
-  expect(events.filter((event) => event.type === 'done')).toHaveLength(1);
-  return { events, done: last.message };
-}
 
 /** A tool_use block at `index` whose input arrives in `fragments`, as the API streams it. */
 function toolUseBlock(index: number, id: string, name: string, fragments: string[]): AnthropicEvent[] {

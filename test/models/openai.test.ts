@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AssistantMessage, Message } from '../../src/messages.ts';
 import type { Model, ModelRequest, ModelStreamEvent } from '../../src/model.ts';
+import { request, run } from '../support/model-run.ts';
 import { openaiModel } from '../../src/models/openai.ts';
 import {
   openaiChunks as c,
@@ -31,23 +32,6 @@ function model(options: Partial<Parameters<typeof openaiModel>[0]> = {}): Model 
   return openaiModel({ model: 'gpt-test', baseURL: server.origin, apiKey: 'sk-test', maxRetries: 0, ...options });
 }
 
-function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    messages: [{ role: 'user', content: 'hi', timestamp: 1 }],
-    tools: [],
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function run(m: Model, req: ModelRequest = request()): Promise<{ events: ModelStreamEvent[]; done: AssistantMessage }> {
-  const events: ModelStreamEvent[] = [];
-  for await (const event of m.stream(req)) events.push(event);
-  const last = events.at(-1);
-  if (last?.type !== 'done') throw new Error(`last event is ${last?.type}, not done`);
-  expect(events.filter((e) => e.type === 'done')).toHaveLength(1);
-  return { events, done: last.message };
-}
 
 function toolCallScript(calls: Array<{ index: number; id: string; name: string; fragments: string[] }>) {
   return [
