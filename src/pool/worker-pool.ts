@@ -79,8 +79,11 @@ export class WorkerPool {
       execArgv: options.execArgv,
       workerData: { callTable: this.#table.memory },
       // Atomics.waitAsync keeps an idle worker's event loop turning, so a
-      // tool's leftover timers fire (and are attributed) while it waits.
-      atomics: (process.env.TP_ATOMICS as 'sync' | undefined) ?? 'async',
+      // tool's leftover timers fire (and are attributed) while it waits, and
+      // a new worker can import its tools before its first call. piscina's
+      // default ('sync') blocks idle workers; it measured ~10% more
+      // throughput with 100 calls in flight (see BENCHMARKS.md).
+      atomics: 'async',
     });
     this.#piscina.on('message', (message: unknown) => this.#onWorkerMessage(message));
     // Without a listener an 'error' event would kill the host; errors here are
