@@ -62,7 +62,8 @@ export class BatchRun {
   ) {}
 
   async run(): Promise<BatchResult> {
-    const results = this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
+    // A batch of one is the same run either way; the sequential path is the shorter one.
+    const results = this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
     const terminate = results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
     return {
       results: results.map(({ message }) => message),
@@ -197,7 +198,7 @@ export class BatchRun {
       callId: call.id,
       args,
       limits: tool.limits,
-      ...(this.options.signal ? { signal: this.options.signal } : {}),
+      signal: this.options.signal,
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
     });
     if (outcome.ok) this.#settle(state, outcome.result, false);

@@ -108,7 +108,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     limits,
     runner: {
       prepare: (raw) => tier.prepare(ref, raw, limits.maxMemoryMb),
-      execute: (job) => tier.execute({ ...job, ref }),
+      execute: (job) => tier.execute(job, ref),
     },
   };
 }

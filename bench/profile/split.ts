@@ -42,7 +42,7 @@ const module = await raw.module(TOOLS.noop);
 const ref = { module: new URL(module).pathname, source: TOOLS.noop };
 const args = { n: 1 };
 const call = Array.from({ length: inFlight }, (_, i) => toolCall(`c${i}`, 'noop', args));
-const jobs = call.map(({ id }) => ({ callId: id, args, limits: DEFAULT_LIMITS, onUpdate: () => undefined, ref }));
+const jobs = call.map(({ id }) => ({ callId: id, args, limits: DEFAULT_LIMITS, onUpdate: () => undefined }));
 /** µs per call: one call at a time, or 100 in flight. */
 const measure = async (run: () => Promise<unknown>) => {
   if (!throughputMode) return timeEach(perBlock, run);
@@ -54,7 +54,7 @@ const result = await interleave(
   {
     raw: () => measure(() => Promise.all(jobs.map(() => raw.run(module, args)))),
     'raw-async': () => measure(() => Promise.all(jobs.map(() => rawAsync.run(module, args)))),
-    pool: () => measure(() => Promise.all(jobs.map((job) => pool.execute(job)))),
+    pool: () => measure(() => Promise.all(jobs.map((job) => pool.execute(job, ref)))),
     executor: () => measure(() => executor.executeBatch(call)),
   },
   // SPLIT_GC=1: a forced full GC before each block (see InterleaveOptions.gcBetween: it skews the ratios).

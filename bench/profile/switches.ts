@@ -60,12 +60,13 @@ const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, m
 const executor = await createExecutor({ tools: [TOOLS.noop], workers: { min: 1, max: 1 } });
 const module = await raw.module(TOOLS.noop);
 const args = { n: 1 };
-const job = { callId: 'c1', args, limits: DEFAULT_LIMITS, onUpdate: () => undefined, ref: { module: new URL(module).pathname, source: TOOLS.noop } };
+const ref = { module: new URL(module).pathname, source: TOOLS.noop };
+const job = { callId: 'c1', args, limits: DEFAULT_LIMITS, onUpdate: () => undefined };
 const call = [toolCall('c1', 'noop', args)];
 const variants: Record<string, () => Promise<unknown>> = {
   raw: () => raw.run(module, args),
   'raw-async': () => rawAsync.run(module, args),
-  pool: () => pool.execute(job),
+  pool: () => pool.execute(job, ref),
   executor: () => executor.executeBatch(call),
 };
 for (let round = 0; round < 2; round++) {

@@ -51,14 +51,16 @@ process.on('disconnect', () => void pools?.close().finally(() => process.exit(0)
 async function execute(message: Extract<HostToChild, { type: 'execute' }>): Promise<void> {
   const abort = new AbortController();
   aborts.set(message.id, abort);
-  const outcome = await pools!.execute({
-    ref: message.ref,
-    callId: message.callId,
-    args: message.args,
-    limits: message.limits,
-    signal: abort.signal,
-    onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
-  });
+  const outcome = await pools!.execute(
+    {
+      callId: message.callId,
+      args: message.args,
+      limits: message.limits,
+      signal: abort.signal,
+      onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
+    },
+    message.ref,
+  );
   aborts.delete(message.id);
   send({ type: 'executed', id: message.id, outcome });
 }

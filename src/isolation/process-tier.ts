@@ -5,8 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
 import { toRunnableModule } from '../pool/module-compiler.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
-import type { ExecuteJob } from '../pool/worker-pool.ts';
-import type { RunOutcome } from '../runner.ts';
+import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
@@ -44,8 +43,8 @@ export class ProcessTier implements ToolTier {
     return this.#child(maxMemoryMb).prepare(ref, raw, maxMemoryMb);
   }
 
-  execute(job: ExecuteJob): Promise<RunOutcome> {
-    return this.#child(job.limits.maxMemoryMb).execute(job);
+  execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
+    return this.#child(job.limits.maxMemoryMb).execute(job, ref);
   }
 
   async close(): Promise<void> {
@@ -70,7 +69,7 @@ export class ProcessTier implements ToolTier {
 
 type Pending = {
   resolve: (message: ChildToHost) => void;
-  onUpdate?: ExecuteJob['onUpdate'];
+  onUpdate?: RunJob['onUpdate'];
 };
 
 /** One child process (respawned after it dies) and the requests in flight in it. */
@@ -104,14 +103,14 @@ class ToolProcess {
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
-  async execute(job: ExecuteJob): Promise<RunOutcome> {
+  async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
     const id = this.#nextId++;
     // The child runs the two-step stop itself; the host only passes the abort on.
     const onAbort = () => this.#send({ type: 'abort', id });
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const { ref, callId, args, limits } = job;
+      const { callId, args, limits } = job;
       const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits }, job.onUpdate);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
@@ -132,7 +131,7 @@ class ToolProcess {
     clearTimeout(timer);
   }
 
-  async #request(request: HostToChild & { id: number }, onUpdate?: ExecuteJob['onUpdate']): Promise<ChildToHost> {
+  async #request(request: HostToChild & { id: number }, onUpdate?: RunJob['onUpdate']): Promise<ChildToHost> {
     const { id } = request;
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
     const reply = new Promise<ChildToHost>((resolve) => this.#pending.set(id, { resolve, ...(onUpdate ? { onUpdate } : {}) }));

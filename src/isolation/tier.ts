@@ -1,6 +1,5 @@
-import type { ExecuteJob } from '../pool/worker-pool.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
-import type { RunOutcome } from '../runner.ts';
+import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 
 /**
@@ -11,6 +10,6 @@ import type { ToolInfo } from '../tool-info.ts';
 export interface ToolTier {
   describe(ref: ModuleTask): Promise<ToolInfo>;
   prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>>;
-  execute(job: ExecuteJob): Promise<RunOutcome>;
+  execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome>;
   close(): Promise<void>;
 }

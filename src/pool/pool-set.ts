@@ -1,8 +1,8 @@
 import type { ToolTier } from '../isolation/tier.ts';
-import type { RunOutcome } from '../runner.ts';
+import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { ModuleTask } from './protocol.ts';
-import { defaultWorkerCount, WorkerPool, type ExecuteJob, type WorkerPoolOptions } from './worker-pool.ts';
+import { defaultWorkerCount, WorkerPool, type WorkerPoolOptions } from './worker-pool.ts';
 
 export interface PoolSetOptions extends Omit<WorkerPoolOptions, 'maxMemoryMb'> {
   /** Heap limit of the pool that reads tool definitions. */
@@ -33,9 +33,9 @@ export class PoolSet implements ToolTier {
     return (await this.get(maxMemoryMb)).prepare(ref, raw);
   }
 
-  execute(job: ExecuteJob): Promise<RunOutcome> {
+  execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     const ready = this.#ready.get(job.limits.maxMemoryMb);
-    return ready ? ready.execute(job) : this.get(job.limits.maxMemoryMb).then((pool) => pool.execute(job));
+    return ready ? ready.execute(job, ref) : this.get(job.limits.maxMemoryMb).then((pool) => pool.execute(job, ref));
   }
 
   get(maxMemoryMb: number): Promise<WorkerPool> {

@@ -37,9 +37,6 @@ export interface WorkerPoolOptions {
   hostFunctions: HostFunctions;
 }
 
-export interface ExecuteJob extends RunJob {
-  ref: ModuleTask;
-}
 
 /** Calls in flight per pool before further calls wait for a slot in the shared call table. */
 const CALL_TABLE_SLOTS = 1024;
@@ -108,12 +105,12 @@ export class WorkerPool {
     return reply.args;
   }
 
-  async execute(job: ExecuteJob): Promise<RunOutcome> {
+  async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
-    this.#modules.add(job.ref);
+    this.#modules.add(ref);
     const free = this.#table.acquire();
     const slot = typeof free === 'number' ? free : await free;
-    const call = new PoolCall(this.#nextRunId++, slot, job, this.#table, this);
+    const call = new PoolCall(this.#nextRunId++, slot, job, ref, this.#table, this);
     this.#active.set(call.runId, call);
     // The slot is reused only once piscina is done with the task, even when
     // the call settled earlier (cancelled before it started).
@@ -254,7 +251,8 @@ class PoolCall implements Stoppable {
   constructor(
     readonly runId: number,
     readonly slot: number,
-    private readonly job: ExecuteJob,
+    private readonly job: RunJob,
+    private readonly ref: ModuleTask,
     private readonly table: CallTable,
     private readonly controls: PoolControls,
   ) {
@@ -282,8 +280,8 @@ class PoolCall implements Stoppable {
   }
 
   task(hostFunctions: string[]): WorkerTask {
-    const { ref, callId, args, limits } = this.job;
-    return { op: 'execute', ...ref, callId, args, runId: this.runId, slot: this.slot, maxResultBytes: limits.maxResultBytes, hostFunctions };
+    const { callId, args, limits } = this.job;
+    return { op: 'execute', ...this.ref, callId, args, runId: this.runId, slot: this.slot, maxResultBytes: limits.maxResultBytes, hostFunctions };
   }
 
   receive(partial: ToolResult): void {
