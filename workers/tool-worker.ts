@@ -55,7 +55,10 @@ function attributeToCall(error: unknown): void {
   process.emitWarning(`toolpool: a tool raised an error after its call ended: ${errorMessage(error)}`, 'ToolpoolLateError');
 }
 
-export default async function handle(task: WorkerTask): Promise<DescribeReply | PrepareReply | ExecuteReply> {
+type Reply = DescribeReply | PrepareReply | ExecuteReply;
+
+/** Synchronous when it can be: a cheap tool that is already loaded is answered without a promise. */
+export default function handle(task: WorkerTask): Reply | Promise<Reply> {
   switch (task.op) {
     case 'describe':
       return describe(task);
@@ -83,24 +86,23 @@ async function prepare(task: PrepareTask): Promise<PrepareReply> {
   }
 }
 
-async function execute(task: ExecuteTask): Promise<ExecuteReply> {
-  let tool = loadedTool(task);
-  if (!tool) {
-    try {
-      tool = await loadTool(task);
-    } catch (error) {
-      return { ok: false, error: errorMessage(error), threadId, updates: 0 };
-    }
-  }
-  const loaded = tool;
+function execute(task: ExecuteTask): ExecuteReply | Promise<ExecuteReply> {
+  const tool = loadedTool(task);
+  if (tool) return runCall(task, tool);
+  return loadTool(task).then(
+    (loaded) => runCall(task, loaded),
+    (error: unknown): ExecuteReply => ({ ok: false, error: errorMessage(error), threadId, updates: 0 }),
+  );
+}
+
+function runCall(task: ExecuteTask, tool: Tool): ExecuteReply | Promise<ExecuteReply> {
   if (!table.start(task.slot, threadId)) return { cancelled: true };
   const call = new RunningCall(task, threadId, progress.port1, table, callHost);
   running.set(task.runId, call);
-  try {
-    return await currentCall.run(call, () => call.run(() => loaded.execute(task.args as never, call.context)));
-  } finally {
-    running.delete(task.runId);
-  }
+  const reply = currentCall.run(call, () => call.run(() => tool.execute(task.args as never, call.context)));
+  if (reply instanceof Promise) return reply.finally(() => running.delete(task.runId));
+  running.delete(task.runId);
+  return reply;
 }
 
 /** A comlink call to a function the host granted (`createExecutor({ host })`). */
