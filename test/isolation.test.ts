@@ -141,6 +141,16 @@ describe('process tier', () => {
     expect(await eventually(childPids, (pids) => pids.length === 0)).toEqual([]);
   });
 
+  test('permissions apply inside the process tier too', async () => {
+    const allowed = join(scratch, 'process-allowed.txt');
+    writeFileSync(allowed, 'inside, from the child');
+    const executor = await createExecutor({ tools: [fixture('hostile/read-file.ts')], isolation: 'process', permissions: { fsRead: [scratch] } });
+    const { results } = await executor.executeBatch([call('1', 'read_any_file', { target: allowed }), call('2', 'read_any_file', { target: '/etc/passwd' })]);
+    expect(textOf(results[0]!)).toBe('inside, from the child');
+    expect(results[1]!.isError).toBe(true);
+    expect(textOf(results[1]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
+  });
+
   test('a timeout in the process tier kills the busy tool for real and the child keeps serving', async () => {
     const executor = await createExecutor({ tools: [fixture('hostile/busy-loop.ts'), fixture('probe.ts')], isolation: 'process', limits: { timeoutMs: 300, abortGraceMs: 100 } });
     const { results } = await executor.executeBatch([call('1', 'busy_loop'), call('2', 'probe', { action: 'ok' })]);
