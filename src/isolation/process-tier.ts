@@ -52,11 +52,6 @@ export class ProcessTier implements ToolTier {
     this.#children.clear();
   }
 
-  /** Process ids of the running children (for tests and diagnostics). */
-  get pids(): number[] {
-    return [...this.#children.values()].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
-  }
-
   #child(maxMemoryMb: number): ToolProcess {
     let child = this.#children.get(maxMemoryMb);
     if (!child) {
@@ -84,10 +79,6 @@ class ToolProcess {
     private readonly options: ProcessTierOptions,
     private readonly maxMemoryMb: number,
   ) {}
-
-  get pid(): number | undefined {
-    return this.#pid;
-  }
 
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const id = this.#nextId++;

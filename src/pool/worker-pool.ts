@@ -135,12 +135,6 @@ export class WorkerPool {
     return this.#closing && 'error' in settled ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(settled);
   }
 
-
-  /** Worker threads currently alive (for tests and diagnostics). */
-  get threadCount(): number {
-    return this.#piscina.threads.length;
-  }
-
   async close(): Promise<void> {
     this.#closing = true;
     await this.#piscina.destroy();
