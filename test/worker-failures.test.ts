@@ -53,6 +53,17 @@ describe('failures in worker tools become error results (S8)', () => {
     expect(batch.results.map(textOf)[4]).toBe('ok five');
   });
 
+  test('a replacement worker imports the tools before its first call', async () => {
+    const executor = await createExecutor({ tools: [probe, fixture('load-clock.ts')], workers: { min: 1, max: 1 } });
+    await executor.executeBatch([call('warm', 'load_clock')]);
+    const crash = await executor.executeBatch([call('crash', 'probe', { action: 'exit' })]);
+    expect(crash.results[0]!.isError).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // a model turn, say
+    const { results } = await executor.executeBatch([call('after', 'load_clock')]);
+    // Imported when the replacement started, not when this call arrived.
+    expect((results[0]!.details as { msSinceLoad: number }).msSinceLoad).toBeGreaterThanOrEqual(500);
+  });
+
   test('a result with a __proto__ key does not pollute the host', async () => {
     const executor = await createExecutor({ tools: [probe] });
     const { results } = await executor.executeBatch([call('1', 'probe', { action: 'proto-key' })]);
