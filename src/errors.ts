@@ -17,6 +17,8 @@ export const ToolErrors = {
     `Validation failed for tool "${name}":\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
     `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${name}" failed: ${message}`,
+  prepareTimedOut: (timeoutMs: number) =>
+    `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
   blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
   stoppedBeforeRun: (reason: string | undefined) =>
     `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
@@ -79,6 +81,8 @@ export const ConfigErrors = {
   moduleNotFound: (module: string) =>
     `Tool module ${module} could not be found. Check the path or URL passed in createExecutor({ tools }).`,
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
+  loadTimedOut: (module: string, timeoutMs: number) =>
+    `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,

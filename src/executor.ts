@@ -18,6 +18,8 @@ export interface WorkerOptions {
   max?: number;
   /** How long a worker above `min` may sit idle before it is stopped (default 30 s). */
   idleTimeoutMs?: number;
+  /** How long importing a tool module to read its definition may take (default 30 s). */
+  loadTimeoutMs?: number;
 }
 
 export interface ExecutorOptions {
@@ -128,7 +130,7 @@ function checkPermissions(permissions: Permissions): Permissions {
 }
 
 function workerCounts(workers: WorkerOptions | undefined) {
-  const counts: { minWorkers?: number; maxWorkers?: number; idleTimeoutMs?: number } = {};
+  const counts: { minWorkers?: number; maxWorkers?: number; idleTimeoutMs?: number; loadTimeoutMs?: number } = {};
   const check = (name: string, value: number | undefined, min: number) => {
     if (value === undefined) return undefined;
     if (!Number.isInteger(value) || value < min) throw new TypeError(ConfigErrors.badOption(`workers.${name}`, `must be an integer >= ${min}`));
@@ -137,9 +139,11 @@ function workerCounts(workers: WorkerOptions | undefined) {
   const min = check('min', workers?.min, 0);
   const max = check('max', workers?.max, 1);
   const idle = check('idleTimeoutMs', workers?.idleTimeoutMs, 0);
+  const load = check('loadTimeoutMs', workers?.loadTimeoutMs, 1);
   if (min !== undefined) counts.minWorkers = min;
   if (max !== undefined) counts.maxWorkers = max;
   if (idle !== undefined) counts.idleTimeoutMs = idle;
+  if (load !== undefined) counts.loadTimeoutMs = load;
   return counts;
 }
 

@@ -107,7 +107,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     validate: compileArgumentValidator(info.name, where, info.parameters),
     limits,
     runner: {
-      prepare: (raw) => tier.prepare(ref, raw, limits.maxMemoryMb),
+      prepare: (raw) => tier.prepare(ref, raw, limits),
       execute: (job) => tier.execute(job, ref),
     },
   };

@@ -47,6 +47,12 @@ describe('bad tool modules make createExecutor reject with a clear message', () 
     await expect(create({ tools: [module] })).rejects.toThrow(message);
   });
 
+  test('a module that never finishes importing', async () => {
+    await expect(create({ tools: [fixture('hangs-on-load.mjs')], workers: { loadTimeoutMs: 1_000 } })).rejects.toThrow(
+      /hangs-on-load\.mjs did not finish loading within 1000 ms \(workers.loadTimeoutMs\)/,
+    );
+  });
+
   test('two tools with the same name', async () => {
     await expect(create({ tools: [exampleTool('calculator.ts'), fixture('duplicate-calculator.ts')] })).rejects.toThrow(
       /Two tools are named "calculator" \(module .*calculator\.ts and module .*duplicate-calculator\.ts\)/,

@@ -120,6 +120,14 @@ describe('prepareArguments (S5)', () => {
     expect(isMainThread).toBe(true);
   });
 
+  test('a prepareArguments that never returns is stopped at the timeout (module tool)', async () => {
+    const executor = await createExecutor({ tools: [fixture('slow-prepare.ts'), fixture('probe.ts')], workers: { loadTimeoutMs: 700 } });
+    const { results } = await executor.executeBatch([call('1', 'slow_prepare', {})]);
+    expect(textOf(results[0]!)).toMatch(/^prepareArguments of tool "slow_prepare" failed: it did not finish within 1000 ms/);
+    const next = await executor.executeBatch([call('2', 'probe', { action: 'ok' })]);
+    expect(textOf(next.results[0]!)).toBe('ok');
+  });
+
   test('a prepareArguments that throws is an error result', async () => {
     const tool = defineTool({
       ...echo,

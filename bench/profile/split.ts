@@ -36,7 +36,7 @@ const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/li
 
 const raw = new RawPool(workers);
 const rawAsync = new RawPool(workers, 'async');
-const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, minWorkers: workers, maxWorkers: workers, idleTimeoutMs: 30_000, env: {}, execArgv: [], hostFunctions: {} });
+const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, minWorkers: workers, maxWorkers: workers, idleTimeoutMs: 30_000, env: {}, execArgv: [], hostFunctions: {}, loadTimeoutMs: 30_000 });
 const executor = await createExecutor({ tools: [TOOLS.noop], workers: { min: workers, max: workers } });
 const module = await raw.module(TOOLS.noop);
 const ref = { module: new URL(module).pathname, source: TOOLS.noop };

@@ -25,7 +25,7 @@ process.on('message', (message: HostToChild) => {
         (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
       );
     case 'prepare':
-      return void pools!.prepare(message.ref, message.raw, message.maxMemoryMb).then(
+      return void pools!.prepare(message.ref, message.raw, message.limits).then(
         (args) => send({ type: 'prepared', id: message.id, ok: true, args }),
         (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
       );

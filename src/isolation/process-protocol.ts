@@ -7,6 +7,7 @@ import type { ResolvedLimits } from '../limits.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
+import type { PrepareLimits } from './tier.ts';
 import type { ToolResult } from '../tool.ts';
 
 export interface ChildInit {
@@ -17,12 +18,14 @@ export interface ChildInit {
   execArgv: string[];
   hostFunctionNames: string[];
   defaultMemoryMb: number;
+  /** How long importing a tool module to read its definition may take. */
+  loadTimeoutMs: number;
 }
 
 export type HostToChild =
   | { type: 'init'; init: ChildInit }
   | { type: 'describe'; id: number; ref: ModuleTask }
-  | { type: 'prepare'; id: number; ref: ModuleTask; raw: Record<string, unknown>; maxMemoryMb: number }
+  | { type: 'prepare'; id: number; ref: ModuleTask; raw: Record<string, unknown>; limits: PrepareLimits }
   | { type: 'execute'; id: number; ref: ModuleTask; callId: string; args: unknown; limits: ResolvedLimits }
   | { type: 'abort'; id: number }
   | { type: 'host-reply'; id: number; ok: true; value: unknown }

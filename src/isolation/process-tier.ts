@@ -9,7 +9,7 @@ import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
-import type { ToolTier } from './tier.ts';
+import type { PrepareLimits, ToolTier } from './tier.ts';
 
 export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames'> {
   hostFunctions: HostFunctions;
@@ -39,8 +39,8 @@ export class ProcessTier implements ToolTier {
     return this.#child(this.options.defaultMemoryMb).describe(ref);
   }
 
-  prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>> {
-    return this.#child(maxMemoryMb).prepare(ref, raw, maxMemoryMb);
+  prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
+    return this.#child(limits.maxMemoryMb).prepare(ref, raw, limits);
   }
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
@@ -87,9 +87,9 @@ class ToolProcess {
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>> {
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
-    const reply = await this.#request({ type: 'prepare', id, ref, raw, maxMemoryMb });
+    const reply = await this.#request({ type: 'prepare', id, ref, raw, limits });
     if (reply.type === 'prepared') return reply.args;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }

@@ -1,6 +1,10 @@
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
+import type { ResolvedLimits } from '../limits.ts';
+
+/** A tool's pool, and how long its prepareArguments may take. */
+export type PrepareLimits = Pick<ResolvedLimits, 'maxMemoryMb' | 'timeoutMs'>;
 
 /**
  * Where module tools run: worker threads of this process, or worker
@@ -9,7 +13,7 @@ import type { ToolInfo } from '../tool-info.ts';
  */
 export interface ToolTier {
   describe(ref: ModuleTask): Promise<ToolInfo>;
-  prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>>;
+  prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>>;
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome>;
   close(): Promise<void>;
 }

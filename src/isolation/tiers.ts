@@ -14,6 +14,8 @@ export interface TierOptions {
   permissions?: Permissions;
   hostFunctions: HostFunctions;
   defaultMemoryMb: number;
+  /** How long importing a tool module to read its definition may take. */
+  loadTimeoutMs: number;
   /** The runnable tool module files, so permission-restricted workers may load them. */
   moduleFiles: string[];
 }

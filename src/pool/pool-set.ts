@@ -1,4 +1,4 @@
-import type { ToolTier } from '../isolation/tier.ts';
+import type { PrepareLimits, ToolTier } from '../isolation/tier.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { ModuleTask } from './protocol.ts';
@@ -21,16 +21,16 @@ export class PoolSet implements ToolTier {
 
   constructor(private readonly options: PoolSetOptions) {}
 
-  static defaults(): Pick<PoolSetOptions, 'minWorkers' | 'maxWorkers' | 'idleTimeoutMs'> {
-    return { minWorkers: 1, maxWorkers: defaultWorkerCount(), idleTimeoutMs: 30_000 };
+  static defaults(): Pick<PoolSetOptions, 'minWorkers' | 'maxWorkers' | 'idleTimeoutMs' | 'loadTimeoutMs'> {
+    return { minWorkers: 1, maxWorkers: defaultWorkerCount(), idleTimeoutMs: 30_000, loadTimeoutMs: 30_000 };
   }
 
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     return (await this.get(this.options.defaultMemoryMb)).describe(ref);
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, maxMemoryMb: number): Promise<Record<string, unknown>> {
-    return (await this.get(maxMemoryMb)).prepare(ref, raw);
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
+    return (await this.get(limits.maxMemoryMb)).prepare(ref, raw, limits.timeoutMs);
   }
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {

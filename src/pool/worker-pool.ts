@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { expose } from 'comlink/dist/esm/comlink.mjs';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { ToolErrors, errorMessage, stopMessage } from '../errors.ts';
+import { ConfigErrors, ToolErrors, errorMessage, stopMessage } from '../errors.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { HostFunctions, ToolResult } from '../tool.ts';
@@ -35,6 +35,8 @@ export interface WorkerPoolOptions {
   env: Record<string, string>;
   execArgv: string[];
   hostFunctions: HostFunctions;
+  /** How long importing a tool module to read its definition may take. */
+  loadTimeoutMs: number;
 }
 
 
@@ -93,14 +95,19 @@ export class WorkerPool {
   }
 
   async describe(ref: ModuleTask): Promise<ToolInfo> {
-    const reply = (await this.#run({ op: 'describe', ...ref })) as DescribeReply;
+    const timeoutMs = this.options.loadTimeoutMs;
+    const task: WorkerTask = { op: 'describe', ...ref };
+    const reply = (await this.#runBounded(task, timeoutMs, ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
     if (!reply.ok) throw new Error(reply.error);
     this.#modules.add(ref);
     return reply.info;
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const reply = (await this.#run({ op: 'prepare', ...ref, raw })) as PrepareReply;
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, toolTimeoutMs: number): Promise<Record<string, unknown>> {
+    const task: WorkerTask = { op: 'prepare', ...ref, raw };
+    // A worker that has not imported the module yet does it first.
+    const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
+    const reply = (await this.#runBounded(task, timeoutMs, ToolErrors.prepareTimedOut(timeoutMs))) as PrepareReply;
     if (!reply.ok) throw new Error(reply.error);
     return reply.args;
   }
@@ -144,6 +151,19 @@ export class WorkerPool {
 
   #run(task: WorkerTask): Promise<unknown> {
     return this.#piscina.run(task);
+  }
+
+  /**
+   * Loading a module and `prepareArguments` run module code too, so they
+   * get a deadline: a module that never finishes importing must not hang
+   * createExecutor. Past it, piscina terminates the worker.
+   */
+  async #runBounded(task: WorkerTask, timeoutMs: number, message: string): Promise<unknown> {
+    try {
+      return await this.#piscina.run(task, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (error) {
+      throw (error as Error)?.name === 'AbortError' ? new Error(message) : error;
+    }
   }
 
   /**
