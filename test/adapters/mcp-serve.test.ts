@@ -7,7 +7,7 @@ import { eventually } from '../support/leaks.ts';
 import { cpuDuring, SERVED_TOOLS, serveOverHttp, serveOverStdio, type ServedClient } from '../support/mcp-serve.ts';
 
 type Content = Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
-const textOf = (result: { content?: unknown }) => (result.content as Content).map((part) => part.text ?? '').join('');
+const textOf = (result: object) => ((result as { content: Content }).content).map((part) => part.text ?? '').join('');
 
 describe.each([
   ['stdio', serveOverStdio],
