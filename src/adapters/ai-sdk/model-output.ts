@@ -1,5 +1,8 @@
-import type { ToolResultOutput } from '@ai-sdk/provider-utils';
+import type { ToolResultPart } from 'ai';
 import type { Content } from '../../index.ts';
+
+/** What a tool result is for the model (the type lives in a package `ai` depends on; reach it through `ai`). */
+type ToolResultOutput = ToolResultPart['output'];
 
 /**
  * What the model reads of a result: its content only (`details` is for logs
