@@ -150,3 +150,32 @@ function statusWithHost(url: string, host: string): Promise<number | undefined> 
     outgoing.end('{}');
   });
 }
+
+describe('toolpool serve usage', () => {
+  async function run(args: string[]) {
+    const child = serve(args);
+    child.stdin!.end();
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const { code } = await exited(child);
+    return { code, stdout, stderr: child.stderrText };
+  }
+
+  test('--help prints usage; no --tools or a bad --http is a usage error (exit 2)', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Usage: toolpool serve --tools <file\|folder>\.\.\.[\s\S]*--http <port>[\s\S]*--isolation/);
+    const noTools = await run([]);
+    expect(noTools.code).toBe(2);
+    expect(noTools.stderr).toMatch(/^toolpool: missing --tools/);
+    const badPort = await run(['--tools', 'tools/calculator.ts', '--http', '99999']);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toMatch(/--http must be a port number/);
+  });
+
+  test('--isolation is passed to the executor, which names the tiers it has when one is unknown (exit 1)', async () => {
+    const bad = await run(['--tools', 'tools/calculator.ts', '--isolation', 'moon']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^toolpool: createExecutor: option isolation must be .*"worker"/);
+  });
+});
