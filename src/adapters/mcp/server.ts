@@ -26,10 +26,10 @@ export interface McpServerOptions {
  * resources and prompts can be added as usual.
  */
 export function createMcpServer(executor: McpExecutor, options: McpServerOptions = {}): McpServer {
-  const server = new McpServer(
-    { name: options.name ?? 'toolpool', version: options.version ?? toolpoolVersion() },
-    { capabilities: { tools: {} } },
-  );
+  const server = new McpServer({ name: options.name ?? 'toolpool', version: options.version ?? toolpoolVersion() });
+  // Declared on the low-level server, not in McpServer's options: those would install McpServer's own
+  // tool handlers, and a later registerTool() should fail loudly rather than add a tool nobody serves.
+  server.server.registerCapabilities({ tools: {} });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(executor) }));
   server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(executor, request, extra));
   return server;
