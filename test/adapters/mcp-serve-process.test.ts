@@ -1,4 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { eventually } from '../support/leaks.ts';
 import { childrenOf, exited, isAlive, response, sendLine, SERVED_TOOLS, startServe, waitForLine, type ServeChild } from '../support/mcp-serve.ts';
@@ -177,5 +180,41 @@ describe('toolpool serve usage', () => {
     const bad = await run(['--tools', 'tools/calculator.ts', '--isolation', 'moon']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^toolpool: createExecutor: option isolation must be .*"worker"/);
+  });
+});
+
+describe('toolpool serve --allow-read / --allow-write', () => {
+  test('tools run under the permission model: only the given paths can be read or written', async () => {
+    const readable = await mkdtemp(join(tmpdir(), 'toolpool-read-'));
+    const writable = await mkdtemp(join(tmpdir(), 'toolpool-write-'));
+    try {
+      await writeFile(join(readable, 'note.txt'), 'hello from the readable folder');
+      const child = serve([
+        '--tools', 'test/fixtures/hostile/read-file.ts', '--tools', 'test/fixtures/hostile/write-file.ts',
+        '--allow-read', readable, '--allow-write', writable,
+      ]);
+      await initialize(child);
+      const calls: Array<[string, string]> = [
+        ['read_any_file', join(readable, 'note.txt')],
+        ['read_any_file', '/etc/passwd'],
+        ['write_any_file', join(writable, 'out.txt')],
+        ['write_any_file', join(readable, 'out.txt')],
+      ];
+      calls.forEach(([name, target], index) => callTool(child, index + 2, name, { target }));
+      const results = await Promise.all(calls.map((_, index) => response(child, index + 2)));
+      const outcome = results.map((r) => {
+        const { isError, content } = r.result as { isError: boolean; content: Array<{ text: string }> };
+        return `${isError ? 'error' : 'ok'}: ${content[0]!.text}`;
+      });
+      expect(outcome[0]).toBe('ok: hello from the readable folder');
+      expect(outcome[1]).toMatch(/^error: .*(ERR_ACCESS_DENIED|restricted)/);
+      expect(outcome[2]).toBe(`ok: wrote ${join(writable, 'out.txt')}`);
+      expect(outcome[3]).toMatch(/^error: .*(ERR_ACCESS_DENIED|restricted)/);
+      child.stdin!.end();
+      expect(await exited(child)).toEqual({ code: 0, signal: null });
+    } finally {
+      await rm(readable, { recursive: true, force: true });
+      await rm(writable, { recursive: true, force: true });
+    }
   });
 });
