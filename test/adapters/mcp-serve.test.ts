@@ -1,10 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PIXEL } from '../fixtures/served/picture.ts';
 import { eventually } from '../support/leaks.ts';
-import { cpuDuring, cpuSeconds, SERVED_TOOLS, serveOverHttp, serveOverStdio, type ServedClient } from '../support/mcp-serve.ts';
+import { bin, cpuDuring, cpuSeconds, root, SERVED_TOOLS, serveOverHttp, serveOverStdio, type ServedClient } from '../support/mcp-serve.ts';
 
 type Content = Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
 const textOf = (result: object) => ((result as { content: Content }).content).map((part) => part.text ?? '').join('');
@@ -111,5 +113,25 @@ describe.each([
     expect(await cpuDuring(served.pid, 1_000)).toBeLessThan(0.1);
     const next = await served.client.callTool({ name: 'calculator', arguments: { expression: '6 * 7' } });
     expect(textOf(next)).toBe('6 * 7 = 42');
+  });
+});
+
+describe('a Claude Desktop style launch', () => {
+  test('started from another folder, with absolute paths and only the environment such clients pass, it serves', async () => {
+    // No `env`: the SDK then passes only a few safe variables (HOME, PATH, ...), as desktop clients do.
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'serve', '--tools', join(root, 'tools', 'calculator.ts'), '--isolation', 'worker', '--timeout-ms', '5000'],
+      cwd: tmpdir(),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop-like', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['calculator']);
+      expect(textOf(await client.callTool({ name: 'calculator', arguments: { expression: '3 * 3' } }))).toBe('3 * 3 = 9');
+    } finally {
+      await client.close();
+    }
   });
 });
