@@ -63,14 +63,34 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const stopped = stopSignal();
   const mcp = await loadMcp();
   const executor = await loadExecutor(values, timeoutMs);
-  logCalls(executor);
-  const host = port === undefined ? await mcp.stdio.serveOverStdio(executor) : await mcp.http.serveOverHttp(executor, { port });
-  log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${'url' in host ? host.url : 'stdio'}`);
-  const reason = await Promise.race([...('ended' in host ? [host.ended] : []), stopped]);
-  log(`stopping: ${reason}`);
-  await host.close();
-  await executor.close();
+  try {
+    logCalls(executor);
+    const host = await startHost(mcp, executor, port);
+    log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${host.where}`);
+    const reason = await Promise.race([...(host.ended ? [host.ended] : []), stopped]);
+    log(`stopping: ${reason}`);
+    await host.close();
+  } finally {
+    // Also when the host could not start: no worker or child may outlive the command.
+    await executor.close();
+  }
   return 0;
+}
+
+type Mcp = Awaited<ReturnType<typeof loadMcp>>;
+
+/** stdio, or Streamable HTTP when a port was given; `ended` only for stdio (the client closing stdin). */
+async function startHost(mcp: Mcp, executor: Executor, port: number | undefined) {
+  if (port === undefined) {
+    const host = await mcp.stdio.serveOverStdio(executor);
+    return { where: 'stdio', ended: host.ended, close: () => host.close() };
+  }
+  try {
+    const host = await mcp.http.serveOverHttp(executor, { port });
+    return { where: host.url, ended: undefined, close: () => host.close() };
+  } catch (error) {
+    throw runError(`--http ${port}: cannot listen on 127.0.0.1:${port} (${oneLineMessage(error)})`);
+  }
 }
 
 /** The MCP parts need @modelcontextprotocol/sdk, an optional peer dependency: say how to get it. */

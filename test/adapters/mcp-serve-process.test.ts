@@ -1,5 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -174,6 +175,24 @@ describe('toolpool serve usage', () => {
     const badPort = await run(['--tools', 'tools/calculator.ts', '--http', '99999']);
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toMatch(/--http must be a port number/);
+  });
+
+  test('a port already in use is a one-line error (exit 1), and the process exits at once', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const child = serve(['--tools', 'tools/calculator.ts', '--http', String(port)]);
+      const line = await waitForLine(child, /^(toolpool: .*)$/m).catch(() => child.stderrText);
+      const reportedAt = Date.now();
+      const { code } = await exited(child);
+      expect(code).toBe(1);
+      expect(line).toMatch(new RegExp(`^toolpool: --http ${port}: cannot listen on 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE`));
+      // bin/toolpool.js would force an exit 2 s after the error should anything still hold the process.
+      expect(Date.now() - reportedAt).toBeLessThan(1_500);
+    } finally {
+      taken.close();
+    }
   });
 
   test('--isolation is passed to the executor, which names the tiers it has when one is unknown (exit 1)', async () => {
