@@ -92,6 +92,12 @@ export const ConfigErrors = {
   badToolEntry: (index: number, received: string) =>
     `createExecutor({ tools }): entry ${index} is ${received}; expected a module path, a file URL or a defineTool() object.`,
   badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,
+  /** Every problem the options schema found, in one message. */
+  badOptions: (problems: string[]) => `createExecutor: ${problems.join('; ')}`,
+  unknownOption: (path: string, parent: string, known: string[]) =>
+    `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
+  missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
+  wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
 } as const;

@@ -75,7 +75,7 @@ describe('bad options', () => {
     ['a bad tool entry', { tools: [42] }, /entry 0 is number; expected a module path/],
     ['a bad toolExecution', { tools: [], toolExecution: 'fast' }, /toolExecution must be "parallel" or "sequential"/],
     ['a bad hook', { tools: [], beforeToolCall: 'x' }, /beforeToolCall must be a function/],
-    ['an unknown limit', { tools: [], limits: { timeout: 5 } }, /unknown limit "timeout"/],
+    ['an unknown limit', { tools: [], limits: { timeout: 5 } }, /unknown option "limits.timeout"; the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/],
     ['a negative limit', { tools: [], limits: { timeoutMs: -1 } }, /timeoutMs must be a positive number/],
     ['a bad worker count', { tools: [], workers: { max: 0 } }, /workers.max must be an integer >= 1/],
     ['a host entry that is not a function', { tools: [], host: { x: 1 } }, /host.x must be a function/],
