@@ -86,6 +86,7 @@ export const ConfigErrors = {
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
+  schemaWarning: (message: string) => `toolpool: ${message} (a format toolpool does not know is shown to the model but not checked)`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
@@ -100,6 +101,15 @@ export const ConfigErrors = {
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
+} as const;
+
+/** Messages about how the package itself is used. */
+export const PackageErrors = {
+  /** Thrown by cjs/require-error.cjs, which repeats it (CommonJS cannot load this module on Node 20). */
+  requireNotSupported: () =>
+    'toolpool is an ES module package and cannot be loaded with require(). ' +
+    "Use import instead: `import { createExecutor, defineTool } from 'toolpool'` in an ES module " +
+    '(a .mjs file, or "type": "module" in your package.json), or `const toolpool = await import(\'toolpool\')` from CommonJS.',
 } as const;
 
 export function errorMessage(error: unknown): string {
