@@ -19,6 +19,9 @@ export const ToolErrors = {
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${name}" failed: ${message}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
+  duplicateCallId: (id: string) =>
+    `Not run: an earlier call in this batch has the same id ${JSON.stringify(id.slice(0, 200))}, and results are matched to calls by id. ` +
+    'Give each tool call its own id.',
   blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
   stoppedBeforeRun: (reason: string | undefined) =>
     `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
