@@ -86,6 +86,7 @@ export const ConfigErrors = {
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
+  syntaxErrorAt: (message: string, file: string, line: number, column: number) => `${message} (syntax error at ${file}:${line}:${column})`,
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,

@@ -182,6 +182,18 @@ describe('toolpool run', () => {
     expect(missing.stderr).toBe('toolpool: --tools no/such/tool.ts: no such file or folder\n');
   });
 
+  test('a JavaScript tool with a syntax error names file, line and column; TOOLPOOL_DEBUG=1 adds the line and the stack', async () => {
+    const args = ['run', '--tools', fixture('syntax-error.mjs'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi'];
+    const plain = await toolpool(args);
+    expect(plain.code).toBe(1);
+    expectCleanError(plain.stderr);
+    expect(plain.stderr).toMatch(/syntax-error\.mjs failed to load: .*\(syntax error at .*syntax-error\.mjs:3:8\)\n$/);
+    const debug = await toolpool(args, { TOOLPOOL_DEBUG: '1' });
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toContain('  3 |   this is not javascript\n    |        ^\n');
+    expect(debug.stderr).toMatch(/^\s+at .*registry/m);
+  });
+
   test('an unreachable server is a one-line error (exit 1)', async () => {
     const closed = await startOpenAIWireServer();
     const origin = closed.origin;

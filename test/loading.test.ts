@@ -42,7 +42,7 @@ describe('bad tool modules make createExecutor reject with a clear message', () 
     ['no default export', fixture('no-default.ts'), /no-default\.ts has no default export made with defineTool\(\)/],
     ['an invalid schema', fixture('bad-schema.ts'), /bad-schema\.ts has an invalid parameters schema: .*properties\/n\/type must be equal to one of the allowed values/],
     ['a module that throws on import', fixture('throws-on-load.mjs'), /throws-on-load\.mjs failed to load: cannot initialise/],
-    ['a syntax error', fixture('syntax-error.mjs'), /syntax-error\.mjs failed to load: .*Unexpected identifier/],
+    ['a syntax error, with its file, line and column', fixture('syntax-error.mjs'), /syntax-error\.mjs failed to load: .*Unexpected identifier 'is'.* \(syntax error at .*syntax-error\.mjs:3:8\)$/],
   ])('%s', async (_case, module, message) => {
     await expect(create({ tools: [module] })).rejects.toThrow(message);
   });
