@@ -57,7 +57,7 @@ export interface Executor {
  * the module and the problem when a tool cannot be loaded.
  */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
-  const checked = checkOptions(options);
+  const checked = await checkOptions(options);
   const entries = await loadEntries(options.tools);
   const tiers = new Tiers({
     ...PoolSet.defaults(),
@@ -88,8 +88,8 @@ interface CheckedOptions {
 }
 
 /** The options schema (src/options-schema.ts) checks every option; this only fills in the defaults. */
-function checkOptions(options: ExecutorOptions): CheckedOptions {
-  checkExecutorOptions(options);
+async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
+  await checkExecutorOptions(options);
   return {
     toolExecution: options.toolExecution ?? 'parallel',
     isolation: options.isolation ?? 'worker',

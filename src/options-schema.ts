@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ConfigErrors, preview } from './errors.ts';
 import type { ExecutorOptions, WorkerOptions } from './executor.ts';
@@ -112,28 +112,38 @@ export const ToolDefinitionSchema = Options(toolProperties, 'an object');
 /**
  * Its own Ajv instance: no coercion or defaults (options are taken as
  * given), NaN and Infinity are not numbers, and `verbose` gives each error
- * its schema, for `expected` and the list of known keys.
+ * its schema, for `expected` and the list of known keys. Ajv is imported on
+ * first use: tool-info.ts (and so this file) is part of every worker, and
+ * a worker that never describes a tool (a replacement, a process-tier
+ * child's pool) should not pay for loading it.
  */
-const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true });
-ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', validate: (type: string, data: unknown) => typeof data === type, errors: false });
-ajv.addKeyword({ keyword: 'expected', schemaType: 'string' });
+let ajvInstance: Promise<AjvInstance> | undefined;
 
-// Compiled on first use: a worker that only describes module tools pays for one schema, not both.
-let executorValidator: ValidateFunction | undefined;
-let toolValidator: ValidateFunction | undefined;
-
-/** Throws a TypeError naming every wrong or unknown option of `createExecutor`. */
-export function checkExecutorOptions(options: unknown): void {
-  executorValidator ??= ajv.compile(ExecutorOptionsSchema);
-  if (executorValidator(options)) return;
-  throw new TypeError(ConfigErrors.badOptions(problemsOf(executorValidator.errors ?? [], (path) => `option ${path}`)));
+async function optionsAjv(): Promise<AjvInstance> {
+  const { Ajv } = await import('ajv');
+  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true });
+  ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', validate: (type: string, data: unknown) => typeof data === type, errors: false });
+  ajv.addKeyword({ keyword: 'expected', schemaType: 'string' });
+  return ajv;
 }
 
-/** Checks a tool's fields; returns the problems (empty when it is valid). */
-export function toolDefinitionProblems(tool: unknown): string[] {
-  toolValidator ??= ajv.compile(ToolDefinitionSchema);
-  if (toolValidator(tool)) return [];
-  return problemsOf(toolValidator.errors ?? [], (path) => `"${path}"`);
+let executorValidator: Promise<ValidateFunction> | undefined;
+let toolValidator: Promise<ValidateFunction> | undefined;
+
+const compile = async (schema: TSchema) => (await (ajvInstance ??= optionsAjv())).compile(schema);
+
+/** Rejects with a TypeError naming every wrong or unknown option of `createExecutor`. */
+export async function checkExecutorOptions(options: unknown): Promise<void> {
+  const validate = await (executorValidator ??= compile(ExecutorOptionsSchema));
+  if (validate(options)) return;
+  throw new TypeError(ConfigErrors.badOptions(problemsOf(validate.errors ?? [], (path) => `option ${path}`)));
+}
+
+/** Checks a tool's fields; resolves to the problems (empty when it is valid). */
+export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
+  const validate = await (toolValidator ??= compile(ToolDefinitionSchema));
+  if (validate(tool)) return [];
+  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
 }
 
 /** One line per problem; errors inside a union are folded into the union's own "must be …". */

@@ -80,9 +80,9 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
   return byName;
 }
 
-function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
+async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
-  const info = describeTool(tool, where);
+  const info = await describeTool(tool, where);
   const host = hostForInline(context.host);
   return {
     info,

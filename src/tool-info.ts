@@ -24,9 +24,9 @@ export interface ToolInfo {
  * Checks a tool object's fields against the options schema and returns its
  * info; throws a message naming `where` and every problem.
  */
-export function describeTool(value: unknown, where: string): ToolInfo {
+export async function describeTool(value: unknown, where: string): Promise<ToolInfo> {
   if (typeof value !== 'object' || value === null) throw new Error(ConfigErrors.invalidToolField(where, 'it is not an object'));
-  const problems = toolDefinitionProblems(value);
+  const problems = await toolDefinitionProblems(value);
   if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
   const tool = value as ToolDefinition;
   return {
