@@ -102,6 +102,7 @@ export const ConfigErrors = {
   unknownOption: (path: string, parent: string, known: string[]) =>
     `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
   missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
+  moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,

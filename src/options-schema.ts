@@ -146,13 +146,17 @@ export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
   return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
 }
 
+/** Problems named one by one; past these, only how many more (a message stays readable, and bounded). */
+const MAX_PROBLEMS = 10;
+
 /** One line per problem; errors inside a union are folded into the union's own "must be …". */
 function problemsOf(errors: ErrorObject[], field: (path: string) => string): string[] {
   const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
-  const problems = errors
-    .filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)))
-    .map((error) => problemOf(error, field));
-  return [...new Set(problems)];
+  const problems = [
+    ...new Set(errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix))).map((error) => problemOf(error, field))),
+  ];
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  return [...problems.slice(0, MAX_PROBLEMS), ConfigErrors.moreProblems(problems.length - MAX_PROBLEMS)];
 }
 
 function problemOf(error: ErrorObject, field: (path: string) => string): string {
@@ -161,7 +165,7 @@ function problemOf(error: ErrorObject, field: (path: string) => string): string 
   const parent = error.parentSchema as { properties?: Record<string, { expected?: string }>; expected?: string } | undefined;
   const join = (key: string) => (path === '' ? key : `${path}.${key}`);
   if (error.keyword === 'additionalProperties') {
-    return ConfigErrors.unknownOption(join(String(params.additionalProperty)), path, Object.keys(parent?.properties ?? {}));
+    return ConfigErrors.unknownOption(join(String(params.additionalProperty).slice(0, 200)), path, Object.keys(parent?.properties ?? {}));
   }
   if (error.keyword === 'required') {
     const key = String(params.missingProperty);
@@ -177,5 +181,6 @@ function pathOf(pointer: string): string {
     .split('/')
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '')
+    .slice(0, 200); // an option name can be as long as a caller likes
 }

@@ -99,3 +99,12 @@ describe('tool definitions are checked by the same schema', () => {
     await expect(create({ tools: [tool({ concurrency: 1.5 })] })).rejects.toThrow('"concurrency" must be an integer >= 1 (got 1.5)');
   });
 });
+
+test('the message stays bounded: ten problems named, then how many more; long names cut', async () => {
+  const options: Record<string, unknown> = { tools: [] };
+  for (let i = 0; i < 5_000; i++) options[`bogus${i}`] = i;
+  options['x'.repeat(100_000)] = 1;
+  const error = (await create(options as never).catch((e: Error) => e)) as Error;
+  expect(error.message).toMatch(/unknown option "bogus9"; .*; and 4991 more problems$/);
+  expect(error.message.length).toBeLessThan(5_000);
+});
