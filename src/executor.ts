@@ -68,6 +68,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
+    tiers.check(checked.isolation);
     const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
     return new ToolExecutor(tools, tiers, checked);
   } catch (error) {
@@ -124,8 +125,12 @@ function checkPermissions(permissions: Permissions): Permissions {
       throw new TypeError(ConfigErrors.badOption(`permissions.${key}`, 'must be an array of paths'));
     }
   }
-  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite');
-  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead and fsWrite`));
+  const net = permissions?.net;
+  if (net !== undefined && typeof net !== 'boolean' && !(Array.isArray(net) && net.every((entry) => typeof entry === 'string' && /^[^\s:]+:\d+$/.test(entry)))) {
+    throw new TypeError(ConfigErrors.badOption('permissions.net', "must be true, false, or a list of 'host:port' strings"));
+  }
+  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite' && key !== 'net');
+  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead, fsWrite and net`));
   return permissions;
 }
 
