@@ -287,14 +287,16 @@ describe('permissions per line', () => {
     }
   });
 
-  test.runIf(permissionSupport().net)('Node 25+: network denied under permissions unless net: true', async () => {
-    const denied = await createExecutor({ tools: [fixture('process-tier/connect.ts')], permissions: { fsRead: [scratch] } });
-    const allowed = await createExecutor({ tools: [fixture('process-tier/connect.ts')], permissions: { fsRead: [scratch], net: true } });
+  // Only Node 25+ has a network permission; before it the next test shows the refusal instead.
+  test.runIf(permissionSupport().net).each(['worker', 'process'] as const)('Node 25+, %s tier: network denied under permissions unless net: true', async (isolation) => {
+    const denied = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch] } });
+    const allowed = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch], net: true } });
     const reach = async (executor: typeof denied) => textOf((await executor.executeBatch([call('1', 'connect')])).results[0]!);
     expect(await reach(denied)).toBe('ERR_ACCESS_DENIED');
     expect(await reach(allowed)).toBe('ECONNREFUSED'); // reached the network; nothing listens on port 9
   });
 
+  // Node 25+ can enforce net: false; the test above shows it there.
   test.runIf(!permissionSupport().net)('before Node 25: net: false cannot be enforced, so it is refused with what to do', async () => {
     await expect(create({ tools: [fixture('probe.ts')], permissions: { net: false } })).rejects.toThrow(/net: false cannot be enforced on Node v\d+.*Node 25 or later.*sandbox/);
   });
