@@ -141,12 +141,15 @@ describe('process tier: a hostile child main thread', () => {
       defaultMemoryMb: 64,
       moduleFiles: [(await probeRef()).module, fixture('process-tier/fake-child.mjs')],
     });
-    const { tier } = tierWithFakeChild('read-passwd', tiers.processOptions(), 1);
-    try {
-      const outcome = await run(tier, await probeRef());
-      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'denied: ERR_ACCESS_DENIED' }] } });
-    } finally {
-      await tier.close();
+    for (const mode of ['read-passwd', 'escape-via-worker']) {
+      const { tier } = tierWithFakeChild(mode, tiers.processOptions(), 1);
+      try {
+        const outcome = await run(tier, await probeRef());
+        // escape-via-worker: a worker started with execArgv: [] by a --allow-worker process would be unrestricted
+        expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'denied: ERR_ACCESS_DENIED' }] } });
+      } finally {
+        await tier.close();
+      }
     }
   });
 });
