@@ -212,11 +212,14 @@ class ToolProcess {
   }
 
   #started(): Promise<ChildProcess> {
-    this.#process ??= this.#spawn().catch((error: unknown) => {
-      this.#process = undefined;
+    if (this.#process) return this.#process;
+    const starting: Promise<ChildProcess> = this.#spawn().catch((error: unknown) => {
+      // Only this start is forgotten: a child killed while starting may already have a successor.
+      if (this.#process === starting) this.#process = undefined;
       throw error;
     });
-    return this.#process;
+    this.#process = starting;
+    return starting;
   }
 
   async #spawn(): Promise<ChildProcess> {
