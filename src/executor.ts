@@ -71,6 +71,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
+    tiers.check(checked.isolation);
     const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
     return new ToolExecutor(tools, tiers, checked);
   } catch (error) {

@@ -1,9 +1,20 @@
+import { PermissionErrors } from '../errors.ts';
 import { COMPILE_CACHE_DIR } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import { workerEntryReadPaths } from '../pool/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../tool.ts';
-import { dependencyRoot, nearestNodeModules, permissionArgv, type Permissions } from './permissions.ts';
-import { ProcessTier } from './process-tier.ts';
+import {
+  dependencyRoot,
+  nearestNodeModules,
+  permissionArgv,
+  permissionSupport,
+  processPermissionArgv,
+  writeRootCovering,
+  type PermissionSupport,
+  type Permissions,
+} from './permissions.ts';
+import type { ChildLauncher } from './child-launcher.ts';
+import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
 import type { ToolTier } from './tier.ts';
 
 export interface TierOptions {
@@ -18,18 +29,60 @@ export interface TierOptions {
   loadTimeoutMs: number;
   /** The runnable tool module files, so permission-restricted workers may load them. */
   moduleFiles: string[];
+  /** What this Node's permission model can do; measured when not given (tests give it to try the fallbacks). */
+  permissionSupport?: PermissionSupport;
 }
 
 /** The isolation tiers of one executor, each started on first use. */
 export class Tiers {
   #worker: PoolSet | undefined;
   #process: ProcessTier | undefined;
+  #measuredSupport: PermissionSupport | undefined;
 
   constructor(private readonly options: TierOptions) {}
 
+  /** Measured only when permissions are asked for (it starts a worker once per process). */
+  get #support(): PermissionSupport {
+    return (this.#measuredSupport ??= this.options.permissionSupport ?? permissionSupport());
+  }
+
+  /**
+   * The tier for an isolation level. With permissions on a Node whose
+   * workers refuse the permission flags, the worker tier is the process
+   * tier: the permissions then hold for the whole child process.
+   */
   get(isolation: Isolation): ToolTier {
-    if (isolation === 'process') return (this.#process ??= new ProcessTier(this.#poolOptions()));
+    this.check(isolation);
+    if (this.#runsInProcess(isolation)) return (this.#process ??= new ProcessTier(this.processOptions()));
     return (this.#worker ??= new PoolSet(this.#poolOptions()));
+  }
+
+  /** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
+  check(isolation: Isolation): void {
+    const { permissions } = this.options;
+    if (permissions) checkPermissionsHere(permissions, this.#runsInProcess(isolation) ? 'process' : 'worker', this.#support);
+  }
+
+  #runsInProcess(isolation: Isolation): boolean {
+    return isolation === 'process' || (this.options.permissions !== undefined && !this.#support.perWorker);
+  }
+
+  /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
+  processOptions(launcher?: ChildLauncher): ProcessTierOptions {
+    const { permissions, moduleFiles, permissionSupport: _support, ...rest } = this.options;
+    const ownReads = this.#ownReads(moduleFiles);
+    return {
+      ...rest,
+      // Never [] under permissions: a worker with an explicit empty execArgv in a restricted process is unrestricted.
+      // Workers that refuse the flags inherit the child's own (which allow nested workers).
+      execArgv: !permissions ? [] : this.#support.perWorker ? permissionArgv(permissions, ownReads, this.#support) : 'inherit',
+      ...(launcher ? { launcher } : {}),
+      childFlags: permissions ? processPermissionArgv(permissions, ownReads, this.#support) : [],
+      guardWorkers: permissions !== undefined && this.#support.perWorker,
+      readPaths: [...ownReads, ...(permissions?.fsRead ?? [])],
+      writePaths: [...(permissions?.fsWrite ?? [])],
+      ...(permissions?.net !== undefined ? { net: permissions.net } : {}),
+    };
   }
 
   async close(): Promise<void> {
@@ -37,8 +90,8 @@ export class Tiers {
   }
 
   #poolOptions() {
-    const { permissions, moduleFiles, ...rest } = this.options;
-    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(moduleFiles)) : [] };
+    const { permissions, moduleFiles, permissionSupport: _support, ...rest } = this.options;
+    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(moduleFiles), this.#support) : [] };
   }
 
   /** What the workers must read to run at all: the worker entry, the tool modules and their packages. */
@@ -47,3 +100,12 @@ export class Tiers {
     return [COMPILE_CACHE_DIR, ...workerEntryReadPaths(), dependencyRoot(), ...moduleFiles, ...packageFolders];
   }
 }
+
+/** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
+function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
+  if (Array.isArray(permissions.net)) throw new TypeError(PermissionErrors.netListNeedsSandbox(tier));
+  if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
+  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
+}
+
