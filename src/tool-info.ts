@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors } from './errors.ts';
-import type { ExecutionMode, Isolation, ToolLimits } from './tool.ts';
+import type { ApprovalPolicy, ExecutionMode, Isolation, ToolLimits } from './tool.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -17,6 +17,8 @@ export interface ToolInfo {
   isolation?: Isolation;
   hasPrepare: boolean;
   hasExecute: boolean;
+  /** Whether calls need a person's approval before they run (`needsApproval`). */
+  needsApproval: ApprovalPolicy;
 }
 
 const LIMIT_KEYS = ['timeoutMs', 'maxMemoryMb', 'maxResultBytes', 'abortGraceMs'] as const;
@@ -40,6 +42,9 @@ export function describeTool(value: unknown, where: string): ToolInfo {
   }
   if (tool.prepareArguments !== undefined && typeof tool.prepareArguments !== 'function') throw bad('"prepareArguments" must be a function');
   if (tool.execute !== undefined && typeof tool.execute !== 'function') throw bad('"execute" must be a function');
+  if (tool.needsApproval !== undefined && typeof tool.needsApproval !== 'boolean' && typeof tool.needsApproval !== 'function') {
+    throw bad('"needsApproval" must be true, false or a function (args) => boolean');
+  }
   return {
     name: tool.name,
     description: tool.description,
@@ -50,7 +55,13 @@ export function describeTool(value: unknown, where: string): ToolInfo {
     ...(tool.isolation !== undefined ? { isolation: tool.isolation as Isolation } : {}),
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
+    needsApproval: approvalPolicy(tool.needsApproval),
   };
+}
+
+function approvalPolicy(value: unknown): ApprovalPolicy {
+  if (typeof value === 'function') return 'function';
+  return value === true ? 'always' : 'never';
 }
 
 /** Validates a limits object (tool- or executor-level); unknown keys and bad numbers are errors. */

@@ -43,6 +43,10 @@ export class ProcessTier implements ToolTier {
     return this.#child(limits.maxMemoryMb).prepare(ref, raw, limits);
   }
 
+  needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    return this.#child(limits.maxMemoryMb).needsApproval(ref, args, limits);
+  }
+
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     return this.#child(job.limits.maxMemoryMb).execute(job, ref);
   }
@@ -91,6 +95,13 @@ class ToolProcess {
     const id = this.#nextId++;
     const reply = await this.#request({ type: 'prepare', id, ref, raw, limits });
     if (reply.type === 'prepared') return reply.args;
+    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+  }
+
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    const id = this.#nextId++;
+    const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits });
+    if (reply.type === 'approvalAnswered') return reply.answer;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
