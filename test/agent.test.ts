@@ -277,7 +277,15 @@ describe('Agent: the loop', () => {
 
     expect(assistants(added).map((m) => m.stopReason)).toEqual(['length', 'toolUse', 'stop']);
     expect(log).toEqual(['run:hello']);
-    expect(events.filter((e) => e.type === 'tool_start')).toHaveLength(1);
+    // The cut-off call did not run, but it starts and ends like any other call (issue 13).
+    const cutId = results(added)[0]!.toolCallId;
+    expect(outline(events).filter((line) => line.includes(cutId))).toEqual([
+      `tool_start:${cutId}`,
+      `tool_end:${cutId}`,
+      `message_start:toolResult(${cutId})`,
+      `message_end:toolResult(${cutId})`,
+    ]);
+    expect(events.filter((e) => e.type === 'tool_start')).toHaveLength(2);
     const [cut, ok] = results(added);
     expect(cut).toMatchObject({ isError: true, toolName: 'echo' });
     expect(textOf(cut!)).toMatch(/token limit.*"echo".*Call the tool again with complete arguments/);
