@@ -139,7 +139,7 @@ export class Agent {
     const paused = decide(this.#paused, decisions);
     if (paused.pending.length > 0) {
       this.#paused = paused;
-      return this.#run({ stillPending: paused.pending });
+      return this.#run({ stillPending: paused.pending }, paused);
     }
     this.#paused = undefined;
     const approvals = { approved: paused.approved, rejected: paused.rejected, undecided: 'pause' as const };
