@@ -31,24 +31,32 @@ export interface ApprovalCheck {
   refusals: Map<string, string>;
 }
 
-const NOTHING_TO_CHECK: ApprovalCheck = { pending: [], refusals: new Map() };
+/** Whether any call of the batch is for a tool with `needsApproval`; synchronous, so other batches pay no promise for the gate. */
+export function hasGatedCalls(tools: ReadonlyMap<string, RegisteredTool>, calls: readonly ToolCall[]): boolean {
+  return calls.some((call) => isGated(tools.get(call.name)));
+}
 
 /**
  * The approval gate, before any call of a batch starts: which calls need a
  * person's approval and have none. A call that would fail anyway (unknown
  * tool, bad arguments) is not put before a person: the batch reports its
- * own error. Costs nothing for a batch without approval tools.
+ * own error.
  */
 export async function checkApprovals(
   tools: ReadonlyMap<string, RegisteredTool>,
   calls: readonly ToolCall[],
   options: ApprovalOptions = {},
 ): Promise<ApprovalCheck> {
-  const gated = calls.filter((call) => (tools.get(call.name)?.info.needsApproval ?? 'never') !== 'never');
-  if (gated.length === 0) return NOTHING_TO_CHECK;
   const check: ApprovalCheck = { pending: [], refusals: new Map() };
-  for (const call of gated) await checkCall(tools.get(call.name)!, call, options, check);
+  for (const call of calls) {
+    const tool = tools.get(call.name);
+    if (isGated(tool)) await checkCall(tool, call, options, check);
+  }
   return check;
+}
+
+function isGated(tool: RegisteredTool | undefined): tool is RegisteredTool {
+  return tool !== undefined && tool.info.needsApproval !== 'never';
 }
 
 async function checkCall(tool: RegisteredTool, call: ToolCall, options: ApprovalOptions, check: ApprovalCheck): Promise<void> {

@@ -1,4 +1,4 @@
-import { checkApprovals, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
+import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
 import { isPlainObject, parseArguments, type Parsed } from './arguments.ts';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
@@ -77,9 +77,11 @@ export class BatchRun {
   ) {}
 
   async run(): Promise<BatchResult> {
-    const approvals = await checkApprovals(this.env.tools, this.calls, this.options.approvals);
-    if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
-    if (approvals.refusals.size > 0) this.#refusals = approvals.refusals;
+    if (hasGatedCalls(this.env.tools, this.calls)) {
+      const approvals = await checkApprovals(this.env.tools, this.calls, this.options.approvals);
+      if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
+      this.#refusals = approvals.refusals;
+    }
     // A batch of one is the same run either way; the sequential path is the shorter one.
     const results = this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
     const terminate = results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
