@@ -4,7 +4,8 @@ import type { AgentEvent } from './agent/events.ts';
 import { MessageQueue, type QueueMode } from './agent/queue.ts';
 import { AgentRun, type AgentExecutor, type RunStart } from './agent/run.ts';
 import { readSnapshot, takeSnapshot, type AgentSnapshot } from './agent/snapshot.ts';
-import { notRunResult, userMessage } from './agent/transcript.ts';
+import { refuseCalls } from './agent/refused-calls.ts';
+import { userMessage } from './agent/transcript.ts';
 import { OrderedEmitter, type Listener } from './events.ts';
 import { toolCallsOf, type AssistantMessage, type Message } from './messages.ts';
 import type { Model } from './model.ts';
@@ -225,12 +226,10 @@ export class Agent {
   /** abort() while idle with calls waiting for approval: every call of that batch is answered, with its events. */
   #abandonPausedBatch(): void {
     this.#paused = undefined;
-    const last = this.#transcript.at(-1) as AssistantMessage;
-    for (const call of toolCallsOf(last)) void this.#events.emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
-    const results = toolCallsOf(last).map((call) => notRunResult(call, AgentErrors.notRunAborted()));
-    for (const { toolCallId, toolName, content } of results) {
-      void this.#events.emit({ type: 'tool_end', toolCallId, toolName, result: { content }, isError: true, durationMs: 0 });
-    }
+    const calls = toolCallsOf(this.#transcript.at(-1) as AssistantMessage);
+    const { results, events } = refuseCalls(calls, AgentErrors.notRunAborted);
+    // abort() is synchronous: the transcript is valid at once; listeners get the events in order, as usual.
+    for (const event of events) void this.#events.emit(event);
     for (const result of results) {
       void this.#events.emit({ type: 'message_start', message: result });
       this.#transcript.push(result);

@@ -682,4 +682,15 @@ describe('Agent: calls that never run, and errorMessage', () => {
     expect(outline(events).filter((line) => line.includes(':q'))).toEqual(['tool_start:q', 'tool_end:q']);
     expect(lastEvent(events)).toMatchObject({ reason: 'error', error: 'The model turn failed.' });
   });
+
+  test('calls an executor failed to run get tool events and error results; the run ends with error', async () => {
+    const executor = { definitions: [], executeBatch: () => Promise.reject(new Error('pool is gone')) };
+    const model = scriptedModel([{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'x' } }] }]);
+    const agent = new Agent({ model, executor });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+    expect(outline(events).filter((line) => line.includes('e1'))).toEqual(['tool_start:e1', 'tool_end:e1', 'message_start:toolResult(e1)', 'message_end:toolResult(e1)']);
+    expect(textOf(results(added)[0]!)).toBe('The tools could not run: pool is gone');
+    expect(lastEvent(events)).toMatchObject({ reason: 'error', error: 'The tools could not run: pool is gone' });
+  });
 });

@@ -7,7 +7,8 @@ import type { ToolResultMessage } from '../tool.ts';
 import { AgentErrors, errorMessage } from '../errors.ts';
 import type { AgentEndReason, AgentEvent } from './events.ts';
 import { PartialAssistantMessage, withErrorMessage } from './partial-message.ts';
-import { messagesForModel, notRunResult, unansweredToolCalls } from './transcript.ts';
+import { refuseCalls } from './refused-calls.ts';
+import { messagesForModel, unansweredToolCalls } from './transcript.ts';
 
 /** What a run needs from an executor (an `Executor` from `createExecutor`, or a stand-in). */
 export type AgentExecutor = Pick<Executor, 'definitions' | 'executeBatch'>;
@@ -224,18 +225,10 @@ export class AgentRun {
     return { results: batch.results, batch };
   }
 
-  /**
-   * Answers calls that will not run with an error result each. They get
-   * tool_start and tool_end like calls that ran (all starts, then all ends,
-   * in source order), so a UI that tracks calls by their events sees them end.
-   */
+  /** Answers calls that will not run with an error result each, with their tool events (see refuseCalls). */
   async #refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string): Promise<ToolResultMessage[]> {
-    const results = calls.map((call) => notRunResult(call, text(call)));
-    for (const call of calls) await this.#emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
-    for (const result of results) {
-      const { toolCallId, toolName, content } = result;
-      await this.#emit({ type: 'tool_end', toolCallId, toolName, result: { content }, isError: true, durationMs: 0 });
-    }
+    const { results, events } = refuseCalls(calls, text);
+    for (const event of events) await this.#emit(event);
     return results;
   }
 
