@@ -280,6 +280,28 @@ describe('Agent: snapshot', () => {
     expectValidTranscript(again.messages);
   });
 
+  test('decisions given so far travel in the snapshot: a restored agent runs them once the rest is decided', async () => {
+    const log: string[] = [];
+    const executor = await createExecutor({ tools: [payTool(log)] });
+    const agent = new Agent({ model: paymentScript(), executor });
+    await agent.prompt('pay them');
+    await agent.resume({ rejected: { big1: 'not ann' } });
+    const snapshot = JSON.parse(JSON.stringify(agent.snapshot()));
+    expect(snapshot.approval).toEqual({
+      pending: [{ toolCallId: 'big2', toolName: 'pay', args: { amount: 900, to: 'cy' } }],
+      approved: [],
+      rejected: { big1: 'not ann' },
+    });
+    const again = new Agent({ model: scriptedModel([{ text: 'ok' }]), executor, snapshot });
+    const added = await again.resume({ approved: ['big2'] });
+    expect(log).toEqual(['pay:5:bob', 'pay:900:cy']);
+    expect(results(added).map((r) => [r.toolCallId, r.isError])).toEqual([
+      ['big1', true],
+      ['small', false],
+      ['big2', false],
+    ]);
+  });
+
   test('a snapshot taken in one process is resumed in another (module tool, worker needsApproval)', async () => {
     const executor = await createExecutor({ tools: [fixture('pay.ts')] });
     const model = scriptedModel([
