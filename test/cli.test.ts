@@ -266,6 +266,27 @@ describe('toolpool run', () => {
     }
   });
 
+  test('Ctrl-C while the question is open: nothing runs, the paused calls are answered, exit 130', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
+    try {
+      enqueueWrite('call_int', false);
+      const stdin = Object.assign(new PassThrough(), { isTTY: true });
+      const stderr = captured();
+      // process.emit calls the SIGINT listeners without sending a real signal to the test runner.
+      stderr.onWrite = (text) => void (text.includes('approve? [y/N]') && setImmediate(() => process.emit('SIGINT')));
+      const code = await runCommand(
+        ['--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }), '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note'],
+        { stdout: captured(), stderr, env: {}, stdin },
+      );
+      expect(code).toBe(130);
+      expect(existsSync(join(scratch, 'note.txt'))).toBe(false);
+      expect(stderr.text).toMatch(/aborting\.\.\./);
+      expect(stderr.text).toMatch(/✗ write_file#1 .*Not run: the run was aborted\./);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
   test('an unreachable server is a one-line error (exit 1)', async () => {
     const closed = await startOpenAIWireServer();
     const origin = closed.origin;

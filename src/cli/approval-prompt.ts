@@ -12,12 +12,21 @@ export const REJECTED_AT_TERMINAL = 'The user declined it at the terminal.';
 /**
  * Asks about each pending call on the terminal, y/n, with its arguments
  * shown. Anything but y/yes is a no: an unclear answer must not run a
- * call. When the input ends, the calls not answered yet are rejected.
+ * call. When the input ends (or `signal` fires), the calls not answered
+ * yet are rejected.
  */
-export async function askApprovals(pending: PendingApproval[], input: Input, out: Output, style: Style, labels: CallLabels): Promise<ApprovalDecisions> {
+export async function askApprovals(
+  pending: PendingApproval[],
+  input: Input,
+  out: Output,
+  style: Style,
+  labels: CallLabels,
+  signal?: AbortSignal,
+): Promise<ApprovalDecisions> {
   const approved: string[] = [];
   const rejected: Record<string, string> = {};
   const terminal = createInterface({ input, terminal: false });
+  signal?.addEventListener('abort', () => terminal.close(), { once: true });
   const lines = terminal[Symbol.asyncIterator]();
   try {
     for (const call of pending) {

@@ -98,7 +98,10 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
   if (!values.quiet) agent.subscribe(new Timeline(io.stderr, style, labels).listener);
 
   let interrupts = 0;
+  // Ctrl-C while a question is open stops asking too (abort() then answers the paused calls).
+  const asking = new AbortController();
   const onSigint = () => {
+    asking.abort();
     if (++interrupts > 1) process.exit(130);
     io.stderr.write('\naborting... (Ctrl-C again to quit at once)\n');
     agent.abort();
@@ -109,7 +112,8 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
     added = await agent.prompt(prompt);
     while (agent.pendingApprovals.length > 0) {
       if (io.stdin.isTTY !== true) return reportPending(agent, io, labels);
-      const decisions = await askApprovals(agent.pendingApprovals, io.stdin, io.stderr, style, labels);
+      const decisions = await askApprovals(agent.pendingApprovals, io.stdin, io.stderr, style, labels, asking.signal);
+      if (asking.signal.aborted) return 130;
       added = [...added, ...(await agent.resume(decisions))];
     }
   } finally {
