@@ -97,9 +97,9 @@ export class Agent {
     return this.#active !== undefined;
   }
 
-  /** The calls that wait for a person's approval (empty when none do). */
+  /** The calls that wait for a person's approval (empty when none do); a copy, so editing it changes nothing. */
   get pendingApprovals(): PendingApproval[] {
-    return [...(this.#paused?.pending ?? [])];
+    return structuredClone(this.#paused?.pending ?? []);
   }
 
   /**
