@@ -69,16 +69,22 @@ export class BatchRun {
   #stopReason: string | undefined;
   /** Error texts for calls the approval gate refused, by call id. */
   #refusals: ApprovalCheck['refusals'] | undefined;
+  /** Calls whose id an earlier call of this batch already has: results are keyed by id, so these do not run. */
+  readonly #duplicates: ReadonlySet<ToolCall>;
 
   constructor(
     private readonly env: BatchEnvironment,
     private readonly calls: ToolCall[],
     private readonly options: BatchOptions,
-  ) {}
+  ) {
+    this.#duplicates = duplicateCalls(calls);
+  }
 
   async run(): Promise<BatchResult> {
     if (hasGatedCalls(this.env.tools, this.calls)) {
-      const approvals = await checkApprovals(this.env.tools, this.calls, this.options.approvals);
+      // A call with a reused id is refused anyway; it is not put before a person.
+      const unique = this.#duplicates.size > 0 ? this.calls.filter((call) => !this.#duplicates.has(call)) : this.calls;
+      const approvals = await checkApprovals(this.env.tools, unique, this.options.approvals);
       if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
       this.#refusals = approvals.refusals;
     }
@@ -162,6 +168,7 @@ export class BatchRun {
     const { call } = state;
     if (this.#stopped) return ToolErrors.stoppedBeforeRun(this.#stopReason);
     if (this.options.signal?.aborted) return ToolErrors.abortedBeforeStart();
+    if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
     if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
@@ -271,6 +278,20 @@ export class BatchRun {
   #emit(event: ToolEvent): Promise<void> {
     return this.env.events.emit(event, this.options.onEvent);
   }
+}
+
+const NO_DUPLICATES: ReadonlySet<ToolCall> = new Set();
+
+/** Every call after the first with the same id. */
+function duplicateCalls(calls: ToolCall[]): ReadonlySet<ToolCall> {
+  if (calls.length < 2) return NO_DUPLICATES;
+  const seen = new Set<string>();
+  const duplicates = new Set<ToolCall>();
+  for (const call of calls) {
+    if (seen.has(call.id)) duplicates.add(call);
+    else seen.add(call.id);
+  }
+  return duplicates;
 }
 
 function resultMessage({ call, result, isError }: CallState): ToolResultMessage {
