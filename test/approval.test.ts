@@ -76,6 +76,15 @@ describe('executeBatch: approvals', () => {
     expect(events.map(outline)).toEqual(['tool_start:c1', 'tool_start:c2', 'tool_start:c3', 'tool_end:c1', 'tool_end:c2', 'tool_end:c3']);
   });
 
+  test('a call that reuses an earlier call id is refused, not put before a person', async () => {
+    const log: string[] = [];
+    const executor = await createExecutor({ tools: [deleteTool(log), listTool(log)] });
+    const batch = await executor.executeBatch([call('same', 'list'), call('same', 'delete', { path: 'a.txt' })], { approvals: { undecided: 'pause' } });
+    expect(batch.pending).toBeUndefined();
+    expect(log).toEqual(['list']);
+    expect(batch.results.map((r) => r.isError)).toEqual([false, true]);
+  });
+
   test('a call that would fail anyway is not put before a person: the batch reports its own error', async () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [deleteTool(log)] });
