@@ -55,8 +55,10 @@ export async function checkApprovals(
   return check;
 }
 
+/** Only a known policy gates a call; a definition that reports none needs no approval. */
 function isGated(tool: RegisteredTool | undefined): tool is RegisteredTool {
-  return tool !== undefined && tool.info.needsApproval !== 'never';
+  const policy = tool?.info.needsApproval;
+  return policy === 'always' || policy === 'function';
 }
 
 async function checkCall(tool: RegisteredTool, call: ToolCall, options: ApprovalOptions, check: ApprovalCheck): Promise<void> {

@@ -18,8 +18,8 @@ export interface ToolInfo {
   isolation?: Isolation;
   hasPrepare: boolean;
   hasExecute: boolean;
-  /** Whether calls need a person's approval before they run (`needsApproval`). */
-  needsApproval: ApprovalPolicy;
+  /** Whether calls need a person's approval before they run (`needsApproval`); left out means never. */
+  needsApproval?: ApprovalPolicy;
 }
 
 /**
