@@ -1,3 +1,5 @@
+import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
+import { isPlainObject, parseArguments, type Parsed } from './arguments.ts';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
@@ -10,6 +12,12 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Also receives this batch's events, in the same ordered chain as subscribers (used by `Agent`). */
   onEvent?: Listener<ToolEvent>;
+  /**
+   * Decisions for calls whose tool has `needsApproval`. Without them such a
+   * call gets an error result; with `undecided: 'pause'` a batch with an
+   * undecided call runs nothing and returns it in `pending`.
+   */
+  approvals?: ApprovalOptions;
 }
 
 export interface BatchResult {
@@ -20,6 +28,11 @@ export interface BatchResult {
   /** A hook stopped the run (S13). */
   stopped: boolean;
   stopReason?: string;
+  /**
+   * Set only with `approvals.undecided: 'pause'` when some call needs a
+   * person: then no call ran, no event was sent and `results` is empty.
+   */
+  pending?: PendingApproval[];
 }
 
 /** What a batch needs from its executor. */
@@ -54,6 +67,8 @@ interface CallState {
 export class BatchRun {
   #stopped = false;
   #stopReason: string | undefined;
+  /** Error texts for calls the approval gate refused, by call id. */
+  #refusals: ApprovalCheck['refusals'] | undefined;
   /** Calls whose id an earlier call of this batch already has: results are keyed by id, so these do not run. */
   readonly #duplicates: ReadonlySet<ToolCall>;
 
@@ -66,6 +81,13 @@ export class BatchRun {
   }
 
   async run(): Promise<BatchResult> {
+    if (hasGatedCalls(this.env.tools, this.calls)) {
+      // A call with a reused id is refused anyway; it is not put before a person.
+      const unique = this.#duplicates.size > 0 ? this.calls.filter((call) => !this.#duplicates.has(call)) : this.calls;
+      const approvals = await checkApprovals(this.env.tools, unique, this.options.approvals);
+      if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
+      this.#refusals = approvals.refusals;
+    }
     // A batch of one is the same run either way; the sequential path is the shorter one.
     const results = this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
     const terminate = results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
@@ -170,6 +192,8 @@ export class BatchRun {
   #validate(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
     const validation = tool.validate(args, state.call.arguments);
     if (!validation.ok) return validation.message;
+    const refusal = this.#refusals?.get(state.call.id);
+    if (refusal !== undefined) return refusal;
     state.tool = tool;
     const hook = this.env.beforeToolCall;
     if (hook) return this.#askBeforeHook(state, validation.args, hook);
@@ -280,50 +304,6 @@ function resultMessage({ call, result, isError }: CallState): ToolResultMessage 
     isError,
     timestamp: Date.now(),
   };
-}
-
-type Parsed = { ok: true; value: unknown } | { ok: false; reason: string };
-
-/**
- * Arguments as a JSON string are parsed (some providers send them so); an
- * object is cloned, because coercion rewrites it in place and the caller's
- * object must stay as the model sent it.
- */
-function parseArguments(raw: unknown): Parsed {
-  if (typeof raw === 'string') {
-    if (raw.trim() === '') return { ok: true, value: {} };
-    try {
-      return { ok: true, value: JSON.parse(raw) };
-    } catch (error) {
-      return { ok: false, reason: errorMessage(error) };
-    }
-  }
-  if (raw === undefined || raw === null) return { ok: true, value: {} };
-  try {
-    return { ok: true, value: cloneArguments(raw) };
-  } catch (error) {
-    return { ok: false, reason: errorMessage(error) };
-  }
-}
-
-/** Arguments are JSON-like: copy plain objects and arrays by hand (several times faster than structuredClone for them). */
-function cloneArguments(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneArguments);
-  const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const item = cloneArguments((value as Record<string, unknown>)[key]);
-    // A "__proto__" key from JSON is data; assigning it would change the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else copy[key] = item;
-  }
-  return copy;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */

@@ -25,6 +25,10 @@ export const ToolErrors = {
   blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
   stoppedBeforeRun: (reason: string | undefined) =>
     `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
+  rejected: (name: string, reason: string) => `Not run: a person rejected this call of "${name}"${reason ? ` (${reason})` : ''}.`,
+  notApproved: (name: string) =>
+    `Not run: "${name}" needs a person's approval, and this call has none (pass approvals to executeBatch, or run it through an Agent).`,
+  needsApprovalFailed: (name: string, message: string) => `needsApproval of tool "${name}" failed: ${message}`,
   beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
   afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
   abortedBeforeStart: () => 'Tool call aborted before it started.',
@@ -87,6 +91,20 @@ export const AgentErrors = {
   modelThrew: (message: string) => `The model failed: ${message}`,
   modelEndedWithoutDone: () => 'The model stream ended without a final message.',
   modelTurnFailed: () => 'The model turn failed.',
+  messageAborted: () => 'The run was aborted while the model was answering; this message is cut off.',
+  pendingApprovals: (ids: string[]) =>
+    `Agent.prompt: tool calls wait for approval (${ids.join(', ')}). Call agent.resume({ approved, rejected }) first, or agent.abort() to answer them with an error.`,
+  nothingToResume: () => 'Agent.resume: no tool call waits for approval, so there is nothing to resume. Use agent.prompt(text).',
+  resumeBusy: () => 'Agent.resume: a run is already in progress. Await it first.',
+  notPending: (id: string, pending: string[]) =>
+    `Agent.resume: tool call "${id}" is not waiting for approval. Waiting: ${pending.length ? pending.join(', ') : '(none)'}.`,
+  approvedAndRejected: (id: string) => `Agent.resume: tool call "${id}" is both approved and rejected; decide once.`,
+  badDecisions: (problem: string) => `Agent.resume: ${problem}`,
+  snapshotWhileRunning: () => 'Agent.snapshot: a run is in progress; take the snapshot once prompt() or resume() has resolved.',
+  badSnapshot: (problem: string) => `new Agent: option snapshot is not an agent snapshot: ${problem}`,
+  snapshotVersion: (found: unknown, supported: number) =>
+    `new Agent: option snapshot has version ${JSON.stringify(found)}, and this toolpool reads version ${supported} only. ` +
+    'Resume it with the toolpool version that wrote it, or start a new agent.',
   executorFailed: (message: string) => `The tools could not run: ${message}`,
   internal: (message: string) => `The agent loop failed: ${message}`,
 } as const;

@@ -1,6 +1,7 @@
 // The public API of toolpool, at a glance.
 export { defineTool, isTool } from './tool.ts';
 export type {
+  ApprovalCheck,
   Content,
   ExecutionMode,
   HostFunctions,
@@ -22,6 +23,7 @@ export type { Permissions } from './isolation/permissions.ts';
 export type { EnvOption } from './isolation/environment.ts';
 export type { ModuleEntry } from './registry.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
+export type { ApprovalOptions, PendingApproval } from './approval.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallHook,
@@ -41,11 +43,14 @@ export type {
   AgentEvent,
   AgentExecutor,
   AgentOptions,
+  AgentSnapshot,
   AgentStartEvent,
+  ApprovalDecisions,
   MessageEndEvent,
   MessageStartEvent,
   MessageUpdateEvent,
   ModelDelta,
+  QueueMode,
   TurnEndEvent,
   TurnStartEvent,
 } from './agent.ts';

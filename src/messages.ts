@@ -26,7 +26,7 @@ export interface AssistantMessage {
   role: 'assistant';
   content: Array<TextContent | ToolCallContent>;
   stopReason: StopReason;
-  /** Set when `stopReason` is `error`. */
+  /** What happened, in words, when `stopReason` is `error` or `aborted`. */
   errorMessage?: string;
   usage?: Usage;
   /** Which model produced it, e.g. `openai:gpt-4o-mini`. */

@@ -127,6 +127,7 @@ const toolInfoProperties = {
   isolation: Optional(ISOLATION),
   hasPrepare: Type.Boolean({ expected: 'a boolean' }),
   hasExecute: Type.Boolean({ expected: 'a boolean' }),
+  needsApproval: Optional(Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], { expected: '"never", "always" or "function"' })),
 } satisfies Described<ToolInfo>;
 
 const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');

@@ -92,6 +92,7 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
     limits: resolveLimits(context.limits, info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
+      needsApproval: async (args) => (tool.needsApproval as (args: Record<string, unknown>) => unknown)(args),
       execute: (job) => runInline(tool, job, host),
     },
   };
@@ -116,6 +117,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     limits,
     runner: {
       prepare: (raw) => tier.prepare(ref, raw, limits),
+      needsApproval: (args) => tier.needsApproval(ref, args, limits),
       execute: (job) => tier.execute(job, ref),
     },
   };

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors } from './errors.ts';
 import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
-import type { ExecutionMode, Isolation, ToolDefinition, ToolLimits } from './tool.ts';
+import type { ApprovalPolicy, ExecutionMode, Isolation, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -18,6 +18,8 @@ export interface ToolInfo {
   isolation?: Isolation;
   hasPrepare: boolean;
   hasExecute: boolean;
+  /** Whether calls need a person's approval before they run (`needsApproval`); left out means never. */
+  needsApproval?: ApprovalPolicy;
 }
 
 /**
@@ -39,7 +41,13 @@ export async function describeTool(value: unknown, where: string): Promise<ToolI
     ...(tool.isolation !== undefined ? { isolation: tool.isolation } : {}),
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
+    needsApproval: approvalPolicy(tool.needsApproval),
   };
+}
+
+function approvalPolicy(value: unknown): ApprovalPolicy {
+  if (typeof value === 'function') return 'function';
+  return value === true ? 'always' : 'never';
 }
 
 /** The most a module tool's schema may hold, serialized, and how deeply it may nest. */

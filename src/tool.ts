@@ -71,7 +71,23 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   execute(args: Static<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
   limits?: ToolLimits;
   isolation?: Isolation;
+  /**
+   * A person must approve each call before it runs: `true`, or a function
+   * of the validated, coerced arguments (for a module tool it runs in a
+   * worker, like `prepareArguments`). An `Agent` pauses the run instead of
+   * running such a batch; see `agent.resume()`.
+   */
+  needsApproval?: boolean | ApprovalCheck<Static<TParams>>;
 }
+
+/**
+ * `(args) => boolean | Promise<boolean>`, declared as a method so that a
+ * concrete tool stays assignable to `Tool` (bivariant args, as `execute`).
+ */
+export type ApprovalCheck<TArgs> = { check(args: TArgs): boolean | Promise<boolean> }['check'];
+
+/** How a tool asks for approval, as plain data: never, for every call, or when its `needsApproval` function says so. */
+export type ApprovalPolicy = 'never' | 'always' | 'function';
 
 /** The brand that marks an object made by `defineTool`; global so copies of toolpool agree. */
 export const TOOL_BRAND: unique symbol = Symbol.for('toolpool.tool') as never;

@@ -277,7 +277,15 @@ describe('Agent: the loop', () => {
 
     expect(assistants(added).map((m) => m.stopReason)).toEqual(['length', 'toolUse', 'stop']);
     expect(log).toEqual(['run:hello']);
-    expect(events.filter((e) => e.type === 'tool_start')).toHaveLength(1);
+    // The cut-off call did not run, but it starts and ends like any other call (issue 13).
+    const cutId = results(added)[0]!.toolCallId;
+    expect(outline(events).filter((line) => line.includes(cutId))).toEqual([
+      `tool_start:${cutId}`,
+      `tool_end:${cutId}`,
+      `message_start:toolResult(${cutId})`,
+      `message_end:toolResult(${cutId})`,
+    ]);
+    expect(events.filter((e) => e.type === 'tool_start')).toHaveLength(2);
     const [cut, ok] = results(added);
     expect(cut).toMatchObject({ isError: true, toolName: 'echo' });
     expect(textOf(cut!)).toMatch(/token limit.*"echo".*Call the tool again with complete arguments/);
@@ -513,5 +521,176 @@ describe('Agent: steer', () => {
       { role: 'user', content: 'remember this' },
       { role: 'user', content: 'second' },
     ]);
+  });
+});
+
+describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
+  /** A model that answers each request with the user messages it has not answered yet. */
+  function sayWhatIsNew() {
+    return (request: { messages: Message[] }) => {
+      const sinceLastAnswer = request.messages.slice(request.messages.findLastIndex((m) => m.role === 'assistant') + 1);
+      return { text: `got: ${sinceLastAnswer.filter((m) => m.role === 'user').map((m) => textOf(m as never)).join(' + ')}` };
+    };
+  }
+
+  async function runWithTwoSteers(steeringMode?: 'one-at-a-time' | 'all') {
+    const executor = await createExecutor({ tools: [echoTool()] });
+    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, sayWhatIsNew(), sayWhatIsNew(), sayWhatIsNew()]);
+    const agent = new Agent({ model, executor, ...(steeringMode ? { steeringMode } : {}) });
+    agent.subscribe((event) => {
+      if (event.type === 'tool_start') {
+        agent.steer('first steer');
+        agent.steer('second steer');
+      }
+    });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+    return { added, events, model };
+  }
+
+  test("one-at-a-time (the default): two queued steers reach the model one per turn", async () => {
+    const { added, events } = await runWithTwoSteers();
+    expect(assistants(added).slice(1).map(textOf)).toEqual(['got: first steer', 'got: second steer']);
+    expect(lastEvent(events)).toMatchObject({ reason: 'stop', turns: 3 });
+    // Each steer enters as a user message at the start of its turn, with its events.
+    const lines = outline(events);
+    for (const turn of [2, 3]) {
+      const at = lines.indexOf(`turn_start:${turn}`);
+      expect(lines.slice(at, at + 3)).toEqual([`turn_start:${turn}`, 'message_start:user', 'message_end:user']);
+    }
+  });
+
+  test("steeringMode 'all': both steers reach the model in the next turn", async () => {
+    const { added, events } = await runWithTwoSteers('all');
+    expect(assistants(added).slice(1).map(textOf)).toEqual(['got: first steer + second steer']);
+    expect(lastEvent(events)).toMatchObject({ reason: 'stop', turns: 2 });
+  });
+
+  test('a followUp() waits while the model still calls tools, and is delivered when the agent would stop; then the run goes on', async () => {
+    const executor = await createExecutor({ tools: [echoTool()] });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] },
+      { toolCalls: [{ name: 'echo', arguments: { text: 'y' } }] },
+      sayWhatIsNew(),
+      sayWhatIsNew(),
+    ]);
+    const agent = new Agent({ model, executor });
+    let queued = false;
+    agent.subscribe((event) => {
+      if (event.type === 'tool_start' && !queued) {
+        queued = true;
+        agent.followUp('now summarise');
+      }
+    });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+
+    // Turn 2 and 3 saw no follow-up; it came only after the answer without tools (turn 3).
+    expect(model.requests[1]!.messages.some((m) => m.role === 'user' && m.content === 'now summarise')).toBe(false);
+    expect(model.requests[2]!.messages.some((m) => m.role === 'user' && m.content === 'now summarise')).toBe(false);
+    expect(added.map(roleOf).slice(-3)).toEqual(['assistant', 'user', 'assistant']);
+    expect(textOf(assistants(added).at(-1)!)).toBe('got: now summarise');
+    expect(lastEvent(events)).toMatchObject({ reason: 'stop', turns: 4 });
+    const lines = outline(events);
+    const at = lines.indexOf('turn_start:4');
+    expect(lines.slice(at, at + 3)).toEqual(['turn_start:4', 'message_start:user', 'message_end:user']);
+  });
+
+  test("followUpMode one-at-a-time delivers queued follow-ups one per stop; 'all' delivers them together", async () => {
+    const executor = await createExecutor({ tools: [] });
+    for (const [followUpMode, expected] of [
+      ['one-at-a-time', ['got: start', 'got: more 1', 'got: more 2']],
+      ['all', ['got: start', 'got: more 1 + more 2']],
+    ] as const) {
+      const agent = new Agent({ model: scriptedModel([sayWhatIsNew(), sayWhatIsNew(), sayWhatIsNew()]), executor, followUpMode });
+      agent.followUp('more 1');
+      agent.followUp('more 2');
+      const added = await agent.prompt('start');
+      expect(assistants(added).map(textOf)).toEqual(expected);
+    }
+  });
+
+  test('a follow-up is not delivered when the run ends otherwise (a terminating batch); it waits for the next run', async () => {
+    const executor = await createExecutor({ tools: [echoTool()] });
+    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'bye', terminate: true } }] }, sayWhatIsNew(), sayWhatIsNew()]);
+    const agent = new Agent({ model, executor });
+    agent.followUp('later');
+    const events = record(agent);
+    await agent.prompt('first');
+    expect(lastEvent(events).reason).toBe('terminate');
+    expect(agent.messages.some((m) => m.role === 'user' && m.content === 'later')).toBe(false);
+    const added = await agent.prompt('second');
+    expect(assistants(added).map(textOf)).toEqual(['got: second', 'got: later']);
+  });
+
+  test('rejects bad queue modes', async () => {
+    const executor = await createExecutor({ tools: [] });
+    expect(() => new Agent({ model: scriptedModel([]), executor, steeringMode: 'some' as never })).toThrow(/option steeringMode must be "one-at-a-time" or "all"/);
+    expect(() => new Agent({ model: scriptedModel([]), executor, followUpMode: 1 as never })).toThrow(/option followUpMode/);
+  });
+});
+
+describe('Agent: calls that never run, and errorMessage', () => {
+  test('calls left open by an abort get tool_start and tool_end (isError) in source order before their result messages', async () => {
+    const executor = await createExecutor({ tools: [echoTool()] });
+    const model = scriptedModel([{ toolCalls: [{ id: 'a', name: 'echo', arguments: { text: 'one' } }, { id: 'b', name: 'echo', arguments: { text: 'a long second one' } }] }]);
+    const agent = new Agent({ model, executor });
+    agent.subscribe((event) => {
+      if (event.type === 'message_update' && event.delta.type === 'toolcall_start' && event.delta.index === 1) agent.abort();
+    });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+
+    const lines = outline(events);
+    expect(lines.slice(lines.indexOf('message_end:assistant') + 1)).toEqual([
+      'tool_start:a',
+      'tool_start:b',
+      'tool_end:a',
+      'tool_end:b',
+      'message_start:toolResult(a)',
+      'message_end:toolResult(a)',
+      'message_start:toolResult(b)',
+      'message_end:toolResult(b)',
+      'turn_end:1',
+      'agent_end:aborted',
+    ]);
+    const ends = events.filter((e): e is Extract<AgentEvent, { type: 'tool_end' }> => e.type === 'tool_end');
+    expect(ends.map((e) => [e.isError, textOf(e.result)])).toEqual([
+      [true, 'Not run: the run was aborted.'],
+      [true, 'Not run: the run was aborted.'],
+    ]);
+    const message = assistants(added)[0]!;
+    expect(message.stopReason).toBe('aborted');
+    expect(message.errorMessage).toMatch(/aborted while the model was answering/);
+  });
+
+  test('calls of a failed model turn get tool events too; an error message without text gets one', async () => {
+    const executor = await createExecutor({ tools: [echoTool()] });
+    const model: Model = {
+      name: 'fails-quietly',
+      async *stream() {
+        yield {
+          type: 'done',
+          message: { role: 'assistant', content: [{ type: 'toolCall', id: 'q', name: 'echo', arguments: { text: 'x' } }], stopReason: 'error', timestamp: Date.now() },
+        };
+      },
+    };
+    const agent = new Agent({ model, executor });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+    expect(assistants(added)[0]).toMatchObject({ stopReason: 'error', errorMessage: 'The model turn failed.' });
+    expect(outline(events).filter((line) => line.includes(':q'))).toEqual(['tool_start:q', 'tool_end:q']);
+    expect(lastEvent(events)).toMatchObject({ reason: 'error', error: 'The model turn failed.' });
+  });
+
+  test('calls an executor failed to run get tool events and error results; the run ends with error', async () => {
+    const executor = { definitions: [], executeBatch: () => Promise.reject(new Error('pool is gone')) };
+    const model = scriptedModel([{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'x' } }] }]);
+    const agent = new Agent({ model, executor });
+    const events = record(agent);
+    const added = await agent.prompt('go');
+    expect(outline(events).filter((line) => line.includes('e1'))).toEqual(['tool_start:e1', 'tool_end:e1', 'message_start:toolResult(e1)', 'message_end:toolResult(e1)']);
+    expect(textOf(results(added)[0]!)).toBe('The tools could not run: pool is gone');
+    expect(lastEvent(events)).toMatchObject({ reason: 'error', error: 'The tools could not run: pool is gone' });
   });
 });

@@ -1,7 +1,13 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixture, exampleTool } from './support/executors.ts';
+import { runCommand } from '../src/cli/run.ts';
 import { anthropicEvents as a, startAnthropicWireServer } from './support/anthropic-wire-server.ts';
 import { openaiChunks as c, openaiTextReply, startOpenAIWireServer, type OpenAIWireServer } from './support/openai-wire-server.ts';
 
@@ -24,6 +30,21 @@ function toolpool(args: string[], env: Record<string, string> = {}): Promise<Out
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** An Output that keeps what was written, and lets a test react to each write. */
+function captured() {
+  const output = {
+    text: '',
+    isTTY: false,
+    onWrite: undefined as ((text: string) => void) | undefined,
+    write(text: string) {
+      output.text += text;
+      output.onWrite?.(text);
+      return true;
+    },
+  };
+  return output;
 }
 
 /** A one-line error: `toolpool: ...`, optionally a usage hint, and no stack trace. */
@@ -52,8 +73,14 @@ describe('toolpool demo', () => {
     expect(stdout).toMatch(/✓ calculator#7 .*= 1\.29/);
     expect(stdout).toMatch(/✓ read_file#8 .*"name": "toolpool"/);
     expect(stdout).toMatch(/model Stretched digests: .*Total: \(1 \+ 2\) \* 3 \/ 7 = 1\.29/);
+    // The write needs approval: the run pauses, the demo approves visibly, a restored agent resumes.
+    expect(stdout).toMatch(/⏸ write_file#9 needs approval \{"path":"summary\.md"/);
+    expect(stdout).toMatch(/demo: approving write_file on its own \(toolpool run asks you y\/n here\); the paused agent went through a .* JSON snapshot into a new Agent/);
+    expect(stdout).toMatch(/── turn 3, after approval ──\n▸ write_file#9/);
+    expect(stdout).toMatch(/✓ write_file#9 .*Wrote \d+ bytes to summary\.md/);
+    expect(stdout).toMatch(/model Saved: Wrote \d+ bytes to summary\.md/);
     expect(stdout).toContain('Summary');
-    expect(stdout).toMatch(/3 model turn\(s\), 8 tool call\(s\): 5 ok, 3 error; ended: stop/);
+    expect(stdout).toMatch(/4 model turn\(s\), 9 tool call\(s\): 6 ok, 3 error; ended: stop/);
     expect(stdout).toMatch(/turn 1: 6 call\(s\) in .* wall/);
     // No colour codes or cursor moves when stdout is not a terminal.
     expect(stdout).not.toContain('\x1b[');
@@ -170,7 +197,7 @@ describe('toolpool run', () => {
     expect(code).toBe(0);
     expect(stdout).toBe('No tools needed.\n');
     const body = server.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
-    expect(body.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'read_file']);
+    expect(body.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'read_file', 'write_file']);
   });
 
   test('a tool module that fails to load is a one-line error naming the module (exit 1)', async () => {
@@ -181,6 +208,84 @@ describe('toolpool run', () => {
     const missing = await toolpool(['run', '--tools', 'no/such/tool.ts', '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('toolpool: --tools no/such/tool.ts: no such file or folder\n');
+  });
+
+  /** The model asks to write a file (write_file needs approval), then answers with what the tool said. */
+  function enqueueWrite(id: string, answer = true) {
+    server.enqueue({
+      kind: 'stream',
+      chunks: [c.role(), c.toolCallStart(0, id, 'write_file'), c.toolCallArgs(0, '{"path": "note.txt", "text": "hi"}'), c.finish('tool_calls')],
+    });
+    if (answer) server.enqueue(openaiTextReply(['Handled.']));
+  }
+
+  test('a call that needs approval, without a terminal on stdin: the pending calls are printed and the exit code is 3', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
+    try {
+      enqueueWrite('call_w1', false);
+      const before = server.requests.length;
+      const { code, stdout, stderr } = await toolpool([
+        'run', '--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }),
+        '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note',
+      ]);
+      expect(code).toBe(3);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(/⏸ write_file#1 needs approval \{"path":"note\.txt","text":"hi"\}/);
+      expect(stderr).toMatch(/toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n  write_file#1 \(call_w1\) \{"path":"note\.txt","text":"hi"\}\n/);
+      expect(existsSync(join(scratch, 'note.txt'))).toBe(false);
+      expect(server.requests.length - before).toBe(1);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
+  test.each([
+    ['y', true, 'Wrote 2 bytes to note.txt.'],
+    ['n', false, 'Not run: a person rejected this call of "write_file" (The user declined it at the terminal.).'],
+  ])('on a terminal, each call is shown with its arguments and asked y/n (answer %s)', async (answer, written, resultText) => {
+    const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
+    try {
+      enqueueWrite(`call_${answer}`);
+      const stdin = Object.assign(new PassThrough(), { isTTY: true });
+      const stderr = captured();
+      stderr.onWrite = (text) => {
+        if (text.includes('approve? [y/N]')) stdin.write(`${answer}\n`);
+      };
+      const stdout = captured();
+      const code = await runCommand(
+        ['--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }), '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note'],
+        { stdout, stderr, env: {}, stdin },
+      );
+      expect(code).toBe(0);
+      expect(stderr.text).toMatch(/\? write_file#1 \(call_[yn]\) \{"path":"note\.txt","text":"hi"\}\n  approve\? \[y\/N\] /);
+      expect(existsSync(join(scratch, 'note.txt'))).toBe(written);
+      const toolMessage = (server.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
+      expect(toolMessage).toMatchObject({ role: 'tool', content: resultText });
+      expect(stdout.text).toBe('Handled.\n');
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
+  test('Ctrl-C while the question is open: nothing runs, the paused calls are answered, exit 130', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
+    try {
+      enqueueWrite('call_int', false);
+      const stdin = Object.assign(new PassThrough(), { isTTY: true });
+      const stderr = captured();
+      // process.emit calls the SIGINT listeners without sending a real signal to the test runner.
+      stderr.onWrite = (text) => void (text.includes('approve? [y/N]') && setImmediate(() => process.emit('SIGINT')));
+      const code = await runCommand(
+        ['--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }), '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note'],
+        { stdout: captured(), stderr, env: {}, stdin },
+      );
+      expect(code).toBe(130);
+      expect(existsSync(join(scratch, 'note.txt'))).toBe(false);
+      expect(stderr.text).toMatch(/aborting\.\.\./);
+      expect(stderr.text).toMatch(/✗ write_file#1 .*Not run: the run was aborted\./);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   test('a JavaScript tool with a syntax error names file, line and column; TOOLPOOL_DEBUG=1 adds the line and the stack', async () => {

@@ -50,4 +50,23 @@ describe('defineTool types', () => {
     });
     expectTypeOf(tool.execute).returns.toEqualTypeOf<ToolResult<{ hits: number }> | Promise<ToolResult<{ hits: number }>>>();
   });
+  test('needsApproval gets the same typed args as execute, and must answer a boolean', () => {
+    const parameters = Type.Object({ amount: Type.Number(), to: Type.String() });
+    defineTool({
+      name: 'pay',
+      description: 'pay',
+      parameters,
+      needsApproval: (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ amount: number; to: string }>();
+        return args.amount > 100;
+      },
+      execute: () => ({ content: [] }),
+    });
+    defineTool({ name: 'pay', description: 'pay', parameters, needsApproval: async () => true, execute: () => ({ content: [] }) });
+    defineTool({ name: 'pay', description: 'pay', parameters, needsApproval: true, execute: () => ({ content: [] }) });
+    // @ts-expect-error an answer must be a boolean
+    defineTool({ name: 'pay', description: 'pay', parameters, needsApproval: () => 'yes', execute: () => ({ content: [] }) });
+    // @ts-expect-error args.amount is a number
+    defineTool({ name: 'pay', description: 'pay', parameters, needsApproval: (args) => args.amount.startsWith('1'), execute: () => ({ content: [] }) });
+  });
 });

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -33,6 +33,29 @@ describe('loading tools', () => {
     expect(textOf(results[0]!)).toBe('hello from the root');
     expect(results[1]!.isError).toBe(true);
     expect(textOf(results[1]!)).toMatch(/outside the workspace root/);
+  });
+  test('write_file writes only inside its root, follows no symlink out of it, and needs approval for every call', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'toolpool-write-'));
+    const outside = await mkdtemp(join(tmpdir(), 'toolpool-outside-'));
+    await symlink(outside, join(root, 'escape'));
+    const executor = await createExecutor({ tools: [{ module: exampleTool('write-file.ts'), options: { root } }] });
+    const calls = [
+      call('1', 'write_file', { path: 'notes/a.txt', text: 'hello' }),
+      call('2', 'write_file', { path: '../x.txt', text: 'no' }),
+      call('3', 'write_file', { path: 'escape/y.txt', text: 'no' }),
+    ];
+    const unapproved = await executor.executeBatch(calls);
+    expect(unapproved.results.map((r) => r.isError)).toEqual([true, true, true]);
+    expect(textOf(unapproved.results[0]!)).toMatch(/"write_file" needs a person's approval/);
+
+    const { results } = await executor.executeBatch(calls, { approvals: { approved: ['1', '2', '3'] } });
+    expect(textOf(results[0]!)).toBe('Wrote 5 bytes to notes/a.txt.');
+    expect(await readFile(join(root, 'notes/a.txt'), 'utf8')).toBe('hello');
+    expect(results.slice(1).map((r) => [r.isError, /outside the workspace root/.test(textOf(r))])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
+    expect(await readdir(outside)).toEqual([]);
   });
 });
 

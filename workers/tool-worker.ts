@@ -22,6 +22,8 @@ import {
   type ExecuteReply,
   type ExecuteTask,
   type PrepareReply,
+  type ApprovalReply,
+  type ApprovalTask,
   type WorkerHello,
   type WorkerTask,
 } from '../src/pool/protocol.ts';
@@ -55,7 +57,7 @@ function attributeToCall(error: unknown): void {
   process.emitWarning(`toolpool: a tool raised an error after its call ended: ${errorMessage(error)}`, 'ToolpoolLateError');
 }
 
-type Reply = DescribeReply | PrepareReply | ExecuteReply;
+type Reply = DescribeReply | PrepareReply | ApprovalReply | ExecuteReply;
 
 /** Synchronous when it can be: a cheap tool that is already loaded is answered without a promise. */
 export default function handle(task: WorkerTask): Reply | Promise<Reply> {
@@ -64,6 +66,8 @@ export default function handle(task: WorkerTask): Reply | Promise<Reply> {
       return describe(task);
     case 'prepare':
       return prepare(task);
+    case 'needsApproval':
+      return needsApproval(task);
     case 'execute':
       return execute(task);
   }
@@ -81,6 +85,17 @@ async function prepare(task: PrepareTask): Promise<PrepareReply> {
   try {
     const tool = await loadTool(task);
     return { ok: true, args: tool.prepareArguments!(task.raw) };
+  } catch (error) {
+    return { ok: false, error: errorMessage(error) };
+  }
+}
+
+async function needsApproval(task: ApprovalTask): Promise<ApprovalReply> {
+  try {
+    const tool = await loadTool(task);
+    const answer: unknown = await (tool.needsApproval as (args: Record<string, unknown>) => unknown)(task.args);
+    // Only a boolean is an answer; anything else the host reports as the tool's mistake.
+    return { ok: true, answer: typeof answer === 'boolean' ? answer : String(answer) };
   } catch (error) {
     return { ok: false, error: errorMessage(error) };
   }

@@ -1,3 +1,4 @@
+import type { PendingApproval } from '../approval.ts';
 import type { ToolEvent } from '../events.ts';
 import type { AssistantMessage, Message } from '../messages.ts';
 import type { ModelStreamEvent } from '../model.ts';
@@ -21,7 +22,9 @@ export type AgentEndReason =
   /** The model's answer was cut off by its output limit, with no tool calls to retry. */
   | 'length'
   /** The model turn failed (its `errorMessage` is in the transcript) or the executor failed. */
-  | 'error';
+  | 'error'
+  /** A tool call needs a person's approval: no call of the batch ran; see `pending` and `agent.resume()`. */
+  | 'approval';
 
 export interface AgentStartEvent {
   type: 'agent_start';
@@ -62,7 +65,11 @@ export interface TurnEndEvent {
   type: 'turn_end';
   turn: number;
   message: AssistantMessage;
-  /** One result per tool call of `message`, in the order the model asked for them. */
+  /**
+   * One result per tool call of `message`, in the order the model asked for
+   * them; empty when the batch paused for approval (the results come in the
+   * run `resume()` starts, whose first turn carries the same `message`).
+   */
   toolResults: ToolResultMessage[];
 }
 
@@ -75,7 +82,9 @@ export interface AgentEndEvent {
   error?: string;
   /** With `reason: 'hookStop'`: the reason the hook gave, if any. */
   hookStopReason?: string;
-  /** Model turns this run took. */
+  /** With `reason: 'approval'`: the calls that wait for a person, in source order. */
+  pending?: PendingApproval[];
+  /** Model turns this run took (a resumed batch counts as the run's first turn). */
   turns: number;
 }
 

@@ -1,4 +1,5 @@
 import type { AssistantMessage, StopReason, ToolCallContent } from '../messages.ts';
+import { AgentErrors } from '../errors.ts';
 import { parseToolArguments } from '../models/shared.ts';
 import type { TextContent } from '../tool.ts';
 import type { ModelDelta } from './events.ts';
@@ -54,7 +55,7 @@ export class PartialAssistantMessage {
       part.type === 'toolCall' ? { ...part, arguments: parseToolArguments(String(part.arguments)) } : { ...part },
     );
     if (errorMessage !== undefined) message.errorMessage = errorMessage;
-    return message;
+    return withErrorMessage(message);
   }
 
   #message(
@@ -63,4 +64,15 @@ export class PartialAssistantMessage {
   ): AssistantMessage {
     return { role: 'assistant', content: this.#content.map(copy), stopReason, model: this.model, timestamp: Date.now() };
   }
+}
+
+/**
+ * An assistant message that ended `aborted` or `error` says what happened
+ * in words, also when the model adapter gave no text: UIs and logs show it.
+ */
+export function withErrorMessage(message: AssistantMessage): AssistantMessage {
+  if (message.errorMessage !== undefined) return message;
+  if (message.stopReason === 'aborted') return { ...message, errorMessage: AgentErrors.messageAborted() };
+  if (message.stopReason === 'error') return { ...message, errorMessage: AgentErrors.modelTurnFailed() };
+  return message;
 }

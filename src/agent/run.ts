@@ -1,3 +1,4 @@
+import type { ApprovalOptions, PendingApproval } from '../approval.ts';
 import type { BatchResult } from '../batch.ts';
 import type { Executor } from '../executor.ts';
 import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent } from '../messages.ts';
@@ -5,8 +6,9 @@ import type { Model, ModelStreamEvent } from '../model.ts';
 import type { ToolResultMessage } from '../tool.ts';
 import { AgentErrors, errorMessage } from '../errors.ts';
 import type { AgentEndReason, AgentEvent } from './events.ts';
-import { PartialAssistantMessage } from './partial-message.ts';
-import { messagesForModel, notRunResult, unansweredToolCalls } from './transcript.ts';
+import { PartialAssistantMessage, withErrorMessage } from './partial-message.ts';
+import { refuseCalls } from './refused-calls.ts';
+import { messagesForModel, unansweredToolCalls } from './transcript.ts';
 
 /** What a run needs from an executor (an `Executor` from `createExecutor`, or a stand-in). */
 export type AgentExecutor = Pick<Executor, 'definitions' | 'executeBatch'>;
@@ -20,16 +22,34 @@ export interface RunContext {
   /** The agent's transcript; the run appends to it. */
   transcript: Message[];
   signal: AbortSignal;
-  /** Removes and returns the steering messages queued so far. */
+  /** Removes and returns the next steering message(s), by the agent's steeringMode. */
   takeSteering(): Message[];
   hasSteering(): boolean;
+  /** Removes and returns the next follow-up message(s), by the agent's followUpMode. */
+  takeFollowUps(): Message[];
+  hasFollowUps(): boolean;
   emit(event: AgentEvent): Promise<void>;
 }
 
-interface RunEnd {
+/** How a run begins: with new messages (a prompt), or with a paused batch a person has decided on. */
+export type RunStart =
+  | { messages: Message[] }
+  | { resume: { message: AssistantMessage; approvals: ApprovalOptions } }
+  /** A resume that left calls undecided: the run ends again at once. */
+  | { stillPending: PendingApproval[] };
+
+export interface RunEnd {
   reason: AgentEndReason;
   error?: string;
   hookStopReason?: string;
+  /** With `reason: 'approval'`: the calls that wait for a person. */
+  pending?: PendingApproval[];
+}
+
+export interface RunOutcome {
+  /** The messages the run added. */
+  messages: Message[];
+  end: RunEnd;
 }
 
 /** How the tool calls of one turn went. */
@@ -38,15 +58,25 @@ interface ToolPhase {
   batch?: BatchResult;
   /** The executor rejected the batch. */
   failure?: string;
+  /** The batch waits for a person; no call ran. */
+  pending?: PendingApproval[];
 }
+
+/** After a turn: the run ends, or the next turn starts with these messages. */
+type TurnOutcome = { end: RunEnd } | { next: Message[] };
 
 const ABORTED = Symbol('aborted');
 
+/** The agent pauses every batch that needs a person, instead of refusing its calls. */
+const PAUSE: ApprovalOptions = { undecided: 'pause' };
+
 /**
- * One `prompt()`: turns of model → tool calls → batch → results (S14) until
- * the model answers without tools, a batch terminates, a hook stops the run,
- * `maxTurns` is reached, the model fails, or the caller aborts. Every event
- * goes through `emit`, awaited, so listeners see one ordered chain.
+ * One `prompt()` or `resume()`: turns of model → tool calls → batch →
+ * results (S14) until the model answers without tools (and no follow-up
+ * waits), a batch terminates, a hook stops the run, a batch needs a
+ * person's approval, `maxTurns` is reached, the model fails, or the caller
+ * aborts. Every event goes through `emit`, awaited, so listeners see one
+ * ordered chain.
  */
 export class AgentRun {
   readonly #added: Message[] = [];
@@ -54,36 +84,50 @@ export class AgentRun {
 
   constructor(private readonly ctx: RunContext) {}
 
-  /** Resolves to the messages the run added; never rejects. */
-  async run(firstMessages: Message[]): Promise<Message[]> {
+  /** Never rejects. */
+  async run(start: RunStart): Promise<RunOutcome> {
     let end: RunEnd;
     try {
       await this.#emit({ type: 'agent_start' });
-      end = await this.#runTurns(firstMessages);
+      end = await this.#runTurns(start);
     } catch (error) {
       end = { reason: 'error', error: AgentErrors.internal(errorMessage(error)) };
     }
-    await this.#answerOpenToolCalls(end);
+    // A batch that waits for a person keeps its calls open: resume() answers them.
+    if (end.reason !== 'approval') await this.#answerOpenToolCalls(end);
     await this.#endRun(end);
-    return [...this.#added];
+    return { messages: [...this.#added], end };
   }
 
-  async #runTurns(firstMessages: Message[]): Promise<RunEnd> {
-    let incoming = firstMessages;
-    for (;;) {
-      const end = await this.#runTurn([...incoming, ...this.ctx.takeSteering()]);
-      if (end) return end;
-      incoming = [];
-    }
+  async #runTurns(start: RunStart): Promise<RunEnd> {
+    if ('stillPending' in start) return { reason: 'approval', pending: start.stillPending };
+    let outcome = 'resume' in start ? await this.#resumeTurn(start.resume.message, start.resume.approvals) : await this.#runTurn(start.messages);
+    while ('next' in outcome) outcome = await this.#runTurn(outcome.next);
+    return outcome.end;
   }
 
-  /** One turn; returns how the run ends, or nothing when another turn follows. */
-  async #runTurn(incoming: Message[]): Promise<RunEnd | undefined> {
-    this.#turn++;
-    await this.#emit({ type: 'turn_start', turn: this.#turn });
+  /** One turn: the incoming messages, a model answer, its tool calls. */
+  async #runTurn(incoming: Message[]): Promise<TurnOutcome> {
+    await this.#startTurn();
     for (const message of incoming) await this.#addMessage(message);
     const message = await this.#streamAssistantMessage();
-    const tools = await this.#runToolCalls(message);
+    const tools = await this.#runToolCalls(message, PAUSE);
+    return this.#endTurn(message, tools);
+  }
+
+  /** The turn a paused batch belongs to, carried on after a person decided: the batch runs, the loop goes on. */
+  async #resumeTurn(message: AssistantMessage, approvals: ApprovalOptions): Promise<TurnOutcome> {
+    await this.#startTurn();
+    const tools = await this.#runToolCalls(message, approvals);
+    return this.#endTurn(message, tools);
+  }
+
+  async #startTurn(): Promise<void> {
+    this.#turn++;
+    await this.#emit({ type: 'turn_start', turn: this.#turn });
+  }
+
+  async #endTurn(message: AssistantMessage, tools: ToolPhase): Promise<TurnOutcome> {
     await this.#emit({ type: 'turn_end', turn: this.#turn, message, toolResults: tools.results });
     return this.#decideNext(message, tools);
   }
@@ -95,7 +139,7 @@ export class AgentRun {
     await this.#emit({ type: 'message_start', message: partial.snapshot() });
     let message: AssistantMessage;
     try {
-      message = await this.#consumeModelStream(partial);
+      message = withErrorMessage(await this.#consumeModelStream(partial));
     } catch (error) {
       message = partial.finish('error', AgentErrors.modelThrew(errorMessage(error)));
     }
@@ -143,60 +187,77 @@ export class AgentRun {
   // ---------------------------------------------------------------- tool calls
 
   /** Runs the turn's tool calls through the executor, or answers them with an error when they must not run. */
-  async #runToolCalls(message: AssistantMessage): Promise<ToolPhase> {
+  async #runToolCalls(message: AssistantMessage, approvals: ApprovalOptions): Promise<ToolPhase> {
     const calls = toolCallsOf(message);
     if (calls.length === 0) return { results: [] };
-    const phase = await this.#toolPhase(message, calls);
+    const phase = await this.#toolPhase(message, calls, approvals);
     for (const result of phase.results) await this.#addMessage(result);
     return phase;
   }
 
-  async #toolPhase(message: AssistantMessage, calls: ToolCallContent[]): Promise<ToolPhase> {
-    const notRun = (text: (call: ToolCallContent) => string): ToolPhase => ({
-      results: calls.map((call) => notRunResult(call, text(call))),
-    });
+  async #toolPhase(message: AssistantMessage, calls: ToolCallContent[], approvals: ApprovalOptions): Promise<ToolPhase> {
     switch (message.stopReason) {
       case 'length':
-        return notRun((call) => AgentErrors.argumentsCutOff(call.name));
+        return { results: await this.#refuseCalls(calls, (call) => AgentErrors.argumentsCutOff(call.name)) };
       case 'aborted':
-        return notRun(AgentErrors.notRunAborted);
-      case 'error':
-        return notRun(() => AgentErrors.notRunModelFailed(message.errorMessage ?? AgentErrors.modelTurnFailed()));
+        return { results: await this.#refuseCalls(calls, AgentErrors.notRunAborted) };
+      case 'error': {
+        const text = AgentErrors.notRunModelFailed(message.errorMessage ?? AgentErrors.modelTurnFailed());
+        return { results: await this.#refuseCalls(calls, () => text) };
+      }
       default:
-        return this.#executeBatch(calls);
+        return this.#executeBatch(calls, approvals);
     }
   }
 
-  async #executeBatch(calls: ToolCallContent[]): Promise<ToolPhase> {
+  async #executeBatch(calls: ToolCallContent[], approvals: ApprovalOptions): Promise<ToolPhase> {
+    let batch: BatchResult;
     try {
-      const batch = await this.ctx.executor.executeBatch(
+      batch = await this.ctx.executor.executeBatch(
         calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
-        { signal: this.ctx.signal, onEvent: (event) => this.ctx.emit(event) },
+        { signal: this.ctx.signal, onEvent: (event) => this.ctx.emit(event), approvals },
       );
-      return { results: batch.results, batch };
     } catch (error) {
       const failure = AgentErrors.executorFailed(errorMessage(error));
-      return { results: calls.map((call) => notRunResult(call, failure)), failure };
+      return { results: await this.#refuseCalls(calls, () => failure), failure };
     }
+    if (batch.pending && batch.pending.length > 0) return { results: [], pending: batch.pending };
+    return { results: batch.results, batch };
+  }
+
+  /** Answers calls that will not run with an error result each, with their tool events (see refuseCalls). */
+  async #refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string): Promise<ToolResultMessage[]> {
+    const { results, events } = refuseCalls(calls, text);
+    for (const event of events) await this.#emit(event);
+    return results;
   }
 
   // ---------------------------------------------------------------- what next
 
-  #decideNext(message: AssistantMessage, tools: ToolPhase): RunEnd | undefined {
-    if (tools.failure !== undefined) return { reason: 'error', error: tools.failure };
-    if (message.stopReason === 'error') return { reason: 'error', error: message.errorMessage ?? AgentErrors.modelTurnFailed() };
-    if (message.stopReason === 'aborted' || this.ctx.signal.aborted) return { reason: 'aborted' };
-    if (tools.batch?.terminate) return { reason: 'terminate' };
+  #decideNext(message: AssistantMessage, tools: ToolPhase): TurnOutcome {
+    if (tools.failure !== undefined) return end({ reason: 'error', error: tools.failure });
+    if (message.stopReason === 'error') return end({ reason: 'error', error: message.errorMessage ?? AgentErrors.modelTurnFailed() });
+    if (message.stopReason === 'aborted' || this.ctx.signal.aborted) return end({ reason: 'aborted' });
+    if (tools.pending) return end({ reason: 'approval', pending: tools.pending });
+    if (tools.batch?.terminate) return end({ reason: 'terminate' });
     if (tools.batch?.stopped) {
-      return { reason: 'hookStop', ...(tools.batch.stopReason !== undefined ? { hookStopReason: tools.batch.stopReason } : {}) };
+      return end({ reason: 'hookStop', ...(tools.batch.stopReason !== undefined ? { hookStopReason: tools.batch.stopReason } : {}) });
     }
-    if (tools.results.length === 0) {
-      if (message.stopReason === 'length') return { reason: 'length' };
-      // A steer() that arrived while the model wrote its answer is answered in one more turn.
-      if (!this.ctx.hasSteering()) return { reason: 'stop' };
+    const wouldStop = tools.results.length === 0;
+    if (wouldStop) {
+      if (message.stopReason === 'length') return end({ reason: 'length' });
+      // A steer() that arrived while the model wrote its answer, or a queued followUp(), gets one more turn.
+      if (!this.ctx.hasSteering() && !this.ctx.hasFollowUps()) return end({ reason: 'stop' });
     }
-    if (this.#turn >= this.ctx.maxTurns) return { reason: 'maxTurns' };
-    return undefined;
+    if (this.#turn >= this.ctx.maxTurns) return end({ reason: 'maxTurns' });
+    return { next: this.#nextMessages(wouldStop) };
+  }
+
+  /** Steering first; follow-ups only where the run would otherwise have stopped (pi-agent-core's order). */
+  #nextMessages(wouldStop: boolean): Message[] {
+    const steering = this.ctx.takeSteering();
+    if (steering.length > 0 || !wouldStop) return steering;
+    return this.ctx.takeFollowUps();
   }
 
   // ---------------------------------------------------------------- end of run
@@ -204,7 +265,9 @@ export class AgentRun {
   /** Safety net: whatever ended the run, every tool call in the transcript gets a result. */
   async #answerOpenToolCalls(end: RunEnd): Promise<void> {
     const text = end.reason === 'aborted' ? AgentErrors.notRunAborted() : AgentErrors.notRunRunEnded(end.error ?? end.reason);
-    for (const call of unansweredToolCalls(this.#added)) await this.#addMessage(notRunResult(call, text));
+    const open = unansweredToolCalls(this.#added);
+    if (open.length === 0) return;
+    for (const result of await this.#refuseCalls(open, () => text)) await this.#addMessage(result);
   }
 
   async #endRun(end: RunEnd): Promise<void> {
@@ -215,6 +278,7 @@ export class AgentRun {
       turns: this.#turn,
       ...(end.error !== undefined ? { error: end.error } : {}),
       ...(end.hookStopReason !== undefined ? { hookStopReason: end.hookStopReason } : {}),
+      ...(end.pending !== undefined ? { pending: end.pending } : {}),
     });
   }
 
@@ -234,6 +298,10 @@ export class AgentRun {
   #emit(event: AgentEvent): Promise<void> {
     return this.ctx.emit(event);
   }
+}
+
+function end(runEnd: RunEnd): TurnOutcome {
+  return { end: runEnd };
 }
 
 function whenAborted(signal: AbortSignal): { promise: Promise<typeof ABORTED>; dispose: () => void } {

@@ -15,7 +15,8 @@ import type { ToolResultMessage } from '../tool.ts';
  * argument type (a validation error), a read of `.env` (blocked by the
  * demo's beforeToolCall policy) and a flaky service that crashes its worker.
  * Turn 2 corrects the calculator call and reads an allowed file instead.
- * Turn 3 sums up.
+ * Turn 3 sums up and saves the summary with write_file, which needs a
+ * person's approval: the run pauses there. Turn 4 confirms the write.
  */
 export function demoScript({ rounds, delayMs }: { rounds: number; delayMs: number }): ScriptStep[] {
   return [
@@ -33,8 +34,12 @@ export function demoScript({ rounds, delayMs }: { rounds: number; delayMs: numbe
     },
     (request) => correctMistakes(request, delayMs),
     (request) => sumUp(request, delayMs),
+    (request) => confirmSaved(request, delayMs),
   ];
 }
+
+/** Where the demo's model saves its summary (inside the demo's scratch folder). */
+export const SUMMARY_FILE = 'summary.md';
 
 /** Blocks reads of secrets, the way a host would guard a file tool. */
 export const demoPolicy: BeforeToolCallHook = ({ toolCall, args }) => {
@@ -74,7 +79,14 @@ function sumUp(request: ModelRequest, delayMs: number) {
     name ? `The settings file belongs to the package "${name}".` : 'I could not read a settings file.',
     flaky?.isError ? 'The flaky service crashed its worker; that became an error result and the run went on.' : 'The flaky service answered.',
   ];
-  return { delayMs, text: lines.join(' ') };
+  const summary = lines.join(' ');
+  return { delayMs, text: `${summary} I will save this summary to ${SUMMARY_FILE}.`, toolCalls: [{ name: 'write_file', arguments: { path: SUMMARY_FILE, text: `${summary}\n` } }] };
+}
+
+function confirmSaved(request: ModelRequest, delayMs: number) {
+  const write = [...toolResults(request.messages)].reverse().find((r) => r.toolName === 'write_file');
+  if (!write) return { delayMs, text: 'The summary was not saved.' };
+  return { delayMs, text: write.isError ? `The summary was not saved: ${text(write)}` : `Saved: ${text(write)}` };
 }
 
 function toolResults(messages: Message[]): ToolResultMessage[] {

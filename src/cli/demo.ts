@@ -1,16 +1,18 @@
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Agent } from '../agent.ts';
+import { Agent, type AgentOptions } from '../agent.ts';
 import { createExecutor } from '../executor.ts';
 import { scriptedModel } from '../models/scripted.ts';
 import { helpFlag, parseOrUsageError } from './args.ts';
 import { calibrateRounds, demoPolicy, demoScript } from './demo-script.ts';
 import { runError } from './errors.ts';
 import { RunStats } from './stats.ts';
-import { styleFor, formatMs, type Output } from './terminal.ts';
+import { styleFor, formatMs, type Output, type Style } from './terminal.ts';
 import { CallLabels, Timeline } from './timeline.ts';
 
 export const demoHelp = `Usage: toolpool demo [--fast]
@@ -22,6 +24,9 @@ It shows, live:
   - a calculator call with a wrong argument, which the model then corrects
   - a file read blocked by a beforeToolCall policy
   - a tool that crashes its worker, turned into an error result
+  - a file write that needs a person's approval: the run pauses, its state
+    goes through a JSON snapshot into a new agent, which resumes approved
+    (toolpool run would ask you y/n here)
 and ends with a summary of every call and its timing.
 
 Options:
@@ -56,12 +61,15 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
   out.write(`${style.bold('toolpool demo')} ${style.dim('— a scripted agent; its tools run in a worker pool')}\n`);
 
   const started = performance.now();
+  // write_file writes only here, and the folder goes away at the end.
+  const scratch = await mkdtemp(join(tmpdir(), 'toolpool-demo-'));
   const executor = await createExecutor({
     tools: [
       exampleTool('hash'),
       exampleTool('calculator'),
       { module: exampleTool('read-file'), options: { root: packageRoot() } },
       exampleTool('flaky'),
+      { module: exampleTool('write-file'), options: { root: scratch } },
     ],
     beforeToolCall: demoPolicy,
     // Three workers ready, so the three hashes start at once.
@@ -76,18 +84,28 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
   const stats = new RunStats(labels);
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   const model = scriptedModel(demoScript({ rounds: calibrateRounds(fast ? 150 : 900), delayMs: fast ? 0 : 12 }), { name: 'scripted-demo' });
-  const agent = new Agent({ model, executor, systemPrompt: 'You are the toolpool demo agent.' });
-  agent.subscribe(timeline.listener);
-  agent.subscribe(stats.listener);
+  const systemPrompt = 'You are the toolpool demo agent.';
+  let agent = new Agent({ model, executor, systemPrompt });
+  const watch = (watched: Agent) => {
+    watched.subscribe(timeline.listener);
+    watched.subscribe(stats.listener);
+  };
+  watch(agent);
   const onSigint = () => agent.abort();
   process.once('SIGINT', onSigint);
   try {
     loopDelay.enable();
-    await agent.prompt('Stretch three passwords, add up (1 + 2) * 3 / 7, read the settings and check the flaky service.');
+    await agent.prompt('Stretch three passwords, add up (1 + 2) * 3 / 7, read the settings, check the flaky service and save a summary.');
+    while (agent.pendingApprovals.length > 0) {
+      agent = resumeFromSnapshot(agent, { model, executor, systemPrompt }, out, style);
+      watch(agent);
+      await agent.resume({ approved: agent.pendingApprovals.map((call) => call.toolCallId) });
+    }
     loopDelay.disable();
   } finally {
     process.off('SIGINT', onSigint);
     await executor.close();
+    await rm(scratch, { recursive: true, force: true });
   }
   out.write('\n');
   for (const line of stats.render(style, out.columns || 100)) out.write(`${line}\n`);
@@ -98,4 +116,24 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
   );
   if (stats.reason === 'aborted') return 130;
   return stats.reason === 'stop' ? 0 : 1;
+}
+
+/**
+ * The demo approves on its own, visibly, so it needs no input (CI runs it
+ * without stdin). On the way it does what a server would across a restart:
+ * the paused agent becomes JSON, and a new Agent is made from it.
+ */
+function resumeFromSnapshot(paused: Agent, options: Pick<AgentOptions, 'model' | 'executor' | 'systemPrompt'>, out: Output, style: Style): Agent {
+  const saved = JSON.stringify(paused.snapshot());
+  const again = new Agent({ ...options, snapshot: JSON.parse(saved) });
+  const calls = again.pendingApprovals.map((call) => call.toolName).join(', ');
+  out.write(
+    `${style.yellow('✔')} demo: approving ${calls} on its own (toolpool run asks you y/n here); ` +
+      `${style.dim(`the paused agent went through a ${formatBytes(saved.length)} JSON snapshot into a new Agent, which resumes`)}\n`,
+  );
+  return again;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`;
 }

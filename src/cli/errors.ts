@@ -26,3 +26,6 @@ export function oneLineMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }
+
+/** Exit code 3 of `toolpool run`: a tool call needs a person's approval and there is no terminal to ask on. */
+export const EXIT_NEEDS_APPROVAL = 3;

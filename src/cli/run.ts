@@ -1,10 +1,11 @@
 import { Agent } from '../agent.ts';
 import { createExecutor, type Executor } from '../executor.ts';
-import { textOf, type AssistantMessage } from '../messages.ts';
+import { textOf, type AssistantMessage, type Message } from '../messages.ts';
 import type { ToolEntry } from '../registry.ts';
 import { parseArgs } from 'node:util';
 import { helpFlag, integerFlag, parseOrUsageError } from './args.ts';
-import { oneLineMessage, runError, usageError } from './errors.ts';
+import { askApprovals, describePending, type Input } from './approval-prompt.ts';
+import { EXIT_NEEDS_APPROVAL, oneLineMessage, runError, usageError } from './errors.ts';
 import { modelFromFlag } from './model-flag.ts';
 import { RunStats } from './stats.ts';
 import { styleFor, type Output } from './terminal.ts';
@@ -33,7 +34,13 @@ Options:
 Environment:
   OPENAI_API_KEY, ANTHROPIC_API_KEY   The provider's key (not needed with --base-url)
 
-Exit codes: 0 answered, 1 failed (model error, missing key, bad tool, max turns), 2 bad usage, 130 interrupted.
+Approvals:
+  A tool with needsApproval (e.g. tools/write-file.ts) pauses the run. On a
+  terminal, toolpool shows each such call with its arguments and asks y/n;
+  without a terminal on stdin it prints the pending calls and exits with 3.
+
+Exit codes: 0 answered, 1 failed (model error, missing key, bad tool, max turns), 2 bad usage,
+            3 a tool call needs approval and stdin is not a terminal to ask on, 130 interrupted.
 
 Example:
   toolpool run --tools tools/ --model openai:gpt-4o-mini "What is 2^20 + 17?"`;
@@ -42,9 +49,11 @@ export interface RunIO {
   stdout: Output;
   stderr: Output;
   env: NodeJS.ProcessEnv;
+  /** Where approvals are asked for; only a TTY is asked. */
+  stdin: Input;
 }
 
-const defaultIO: RunIO = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+const defaultIO: RunIO = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
 
 export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise<number> {
   const { values, positionals } = parseOrUsageError('run', () =>
@@ -89,20 +98,37 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
   if (!values.quiet) agent.subscribe(new Timeline(io.stderr, style, labels).listener);
 
   let interrupts = 0;
+  // Ctrl-C while a question is open stops asking too (abort() then answers the paused calls).
+  const asking = new AbortController();
   const onSigint = () => {
+    asking.abort();
     if (++interrupts > 1) process.exit(130);
     io.stderr.write('\naborting... (Ctrl-C again to quit at once)\n');
     agent.abort();
   };
   process.on('SIGINT', onSigint);
-  let added;
+  let added: Message[];
   try {
     added = await agent.prompt(prompt);
+    while (agent.pendingApprovals.length > 0) {
+      if (io.stdin.isTTY !== true) return reportPending(agent, io, labels);
+      const decisions = await askApprovals(agent.pendingApprovals, io.stdin, io.stderr, style, labels, asking.signal);
+      if (asking.signal.aborted) return 130;
+      added = [...added, ...(await agent.resume(decisions))];
+    }
   } finally {
     process.off('SIGINT', onSigint);
     await executor.close();
   }
   return report(stats, added, io, values.quiet === true, style);
+}
+
+/** No terminal to ask on: say which calls wait, and exit with the code that means so. */
+function reportPending(agent: Agent, io: RunIO, labels: CallLabels): number {
+  io.stderr.write('toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n');
+  for (const call of agent.pendingApprovals) io.stderr.write(`  ${describePending(call, labels, io.stderr.columns)}\n`);
+  io.stderr.write('Run the command on a terminal to approve or reject each call.\n');
+  return EXIT_NEEDS_APPROVAL;
 }
 
 function parseToolOptions(json: string | undefined): unknown {

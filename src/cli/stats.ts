@@ -36,11 +36,14 @@ export class RunStats {
     const now = performance.now();
     switch (event.type) {
       case 'turn_start':
-        this.turns = event.turn;
         this.#batch = undefined;
         return;
       case 'message_end':
-        if (event.message.role === 'assistant') this.outputTokens += event.message.usage?.outputTokens ?? 0;
+        // Counted by answers, not turn numbers: a run resumed after an approval numbers its turns from 1 again.
+        if (event.message.role === 'assistant') {
+          this.turns++;
+          this.outputTokens += event.message.usage?.outputTokens ?? 0;
+        }
         if (event.message.role === 'toolResult' && !this.#executed.has(event.message.toolCallId)) {
           const { toolCallId, toolName, content } = event.message;
           this.calls.push({ label: this.labels.of(toolCallId, toolName), outcome: 'not run', durationMs: 0, text: firstText(content) });

@@ -71,6 +71,10 @@ export class Timeline {
   readonly #running = new Map<string, Running>();
   readonly #ended = new Set<string>();
   #streamingText = false;
+  /** Turns before the current run: a run resumed after an approval carries on the turn that paused. */
+  #turnBase = 0;
+  #lastTurn = 0;
+  #resuming = false;
 
   constructor(
     private readonly out: Output,
@@ -83,7 +87,7 @@ export class Timeline {
   readonly listener = (event: AgentEvent): void => {
     switch (event.type) {
       case 'turn_start':
-        return this.#print(this.style.dim(`── turn ${event.turn} ──`));
+        return this.#onTurnStart(event.turn);
       case 'message_update':
         return this.#onDelta(event.message, event.delta);
       case 'message_end':
@@ -111,11 +115,34 @@ export class Timeline {
       case 'agent_end':
         this.#running.clear();
         this.#region.setLive([]);
-        return this.#region.endLine();
+        this.#region.endLine();
+        return this.#onRunEnd(event);
       default:
         return undefined;
     }
   };
+
+  #onTurnStart(turn: number): void {
+    if (this.#resuming) {
+      this.#resuming = false;
+      this.#turnBase = this.#lastTurn - 1;
+      return this.#print(this.style.dim(`── turn ${this.#lastTurn}, after approval ──`));
+    }
+    this.#lastTurn = this.#turnBase + turn;
+    this.#print(this.style.dim(`── turn ${this.#lastTurn} ──`));
+  }
+
+  #onRunEnd(event: Extract<AgentEvent, { type: 'agent_end' }>): void {
+    if (event.reason !== 'approval') {
+      this.#turnBase = 0;
+      return;
+    }
+    this.#resuming = event.turns > 0 || this.#resuming;
+    for (const call of event.pending ?? []) {
+      const label = this.labels.of(call.toolCallId, call.toolName);
+      this.#print(`${this.style.yellow('⏸')} ${label} needs approval ${this.style.dim(oneLine(safeJson(call.args), this.#width(label.length + 18)))}`);
+    }
+  }
 
   #onDelta(message: AssistantMessage, delta: { type: string; delta?: string }): void {
     if (delta.type === 'text_delta') {

@@ -25,6 +25,9 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
       return isObject(m.info) && typeof m.info.name === 'string' ? { type: 'described', id, ok: true, info: m.info as never } : 'a tool description that is not one';
     case 'prepared':
       return isObject(m.args) ? { type: 'prepared', id, ok: true, args: m.args } : 'prepared arguments that are not an object';
+    case 'approvalAnswered':
+      // Any value: the host's approval gate accepts only a boolean and refuses the call otherwise.
+      return { type: 'approvalAnswered', id, ok: true, answer: m.answer };
     case 'failed':
       return typeof m.error === 'string' ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'a failure without an error text';
     case 'update':

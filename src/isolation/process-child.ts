@@ -36,6 +36,11 @@ process.on('message', (message: HostToChild) => {
         (args) => send({ type: 'prepared', id: message.id, ok: true, args }),
         (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
       );
+    case 'needsApproval':
+      return void pools!.needsApproval(message.ref, message.args, message.limits).then(
+        (answer) => send({ type: 'approvalAnswered', id: message.id, ok: true, answer }),
+        (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
+      );
     case 'execute':
       return void execute(message);
     case 'abort':

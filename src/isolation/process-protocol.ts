@@ -33,6 +33,7 @@ export type HostToChild =
   | { type: 'init'; init: ChildInit }
   | { type: 'describe'; id: number; ref: ModuleTask }
   | { type: 'prepare'; id: number; ref: ModuleTask; raw: Record<string, unknown>; limits: PrepareLimits }
+  | { type: 'needsApproval'; id: number; ref: ModuleTask; args: Record<string, unknown>; limits: PrepareLimits }
   | { type: 'execute'; id: number; ref: ModuleTask; callId: string; args: unknown; limits: ResolvedLimits }
   | { type: 'abort'; id: number }
   | { type: 'host-reply'; id: number; ok: true; value: unknown }
@@ -43,6 +44,7 @@ export type ChildToHost =
   | { type: 'ready' }
   | { type: 'described'; id: number; ok: true; info: ToolInfo }
   | { type: 'prepared'; id: number; ok: true; args: Record<string, unknown> }
+  | { type: 'approvalAnswered'; id: number; ok: true; answer: unknown }
   | { type: 'failed'; id: number; error: string }
   | { type: 'update'; id: number; partial: ToolResult }
   | { type: 'executed'; id: number; outcome: RunOutcome }

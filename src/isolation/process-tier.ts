@@ -59,6 +59,10 @@ export class ProcessTier implements ToolTier {
     return this.#child(limits.maxMemoryMb).prepare(ref, raw, limits);
   }
 
+  needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    return this.#child(limits.maxMemoryMb).needsApproval(ref, args, limits);
+  }
+
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     return this.#child(job.limits.maxMemoryMb).execute(job, ref);
   }
@@ -116,6 +120,14 @@ class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
     if (reply.type === 'prepared') return reply.args;
+    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+  }
+
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    const id = this.#nextId++;
+    const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits }, { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs });
+    if (reply.type === 'approvalAnswered') return reply.answer;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 

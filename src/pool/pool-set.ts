@@ -33,6 +33,10 @@ export class PoolSet implements ToolTier {
     return (await this.get(limits.maxMemoryMb)).prepare(ref, raw, limits.timeoutMs);
   }
 
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    return (await this.get(limits.maxMemoryMb)).needsApproval(ref, args, limits.timeoutMs);
+  }
+
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     const ready = this.#ready.get(job.limits.maxMemoryMb);
     return ready ? ready.execute(job, ref) : this.get(job.limits.maxMemoryMb).then((pool) => pool.execute(job, ref));

@@ -22,7 +22,7 @@ export interface WorkerHello {
 // Kept structural so this file has no runtime imports and stays cheap to bundle into workers.
 type MessagePortLike = object;
 
-export type WorkerTask = DescribeTask | PrepareTask | ExecuteTask;
+export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ExecuteTask;
 
 export interface ModuleTask {
   /** The runnable file a worker imports (compiled when the source is TypeScript). */
@@ -42,6 +42,12 @@ export interface PrepareTask extends ModuleTask {
   raw: Record<string, unknown>;
 }
 
+/** Runs the tool's `needsApproval(args)` function on validated arguments (a sibling of prepare). */
+export interface ApprovalTask extends ModuleTask {
+  op: 'needsApproval';
+  args: Record<string, unknown>;
+}
+
 export interface ExecuteTask extends ModuleTask {
   op: 'execute';
   runId: number;
@@ -55,6 +61,8 @@ export interface ExecuteTask extends ModuleTask {
 
 export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: string };
 export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
+/** `answer` is whatever the function returned; the host checks it is a boolean. */
+export type ApprovalReply = { ok: true; answer: unknown } | { ok: false; error: string };
 
 export type ExecuteReply =
   | ({

@@ -19,6 +19,7 @@ import {
   type ModuleTask,
   type ExecuteReply,
   type PrepareReply,
+  type ApprovalReply,
   type UpdateMessage,
   type WorkerHello,
   type WorkerTask,
@@ -112,6 +113,15 @@ export class WorkerPool {
     const reply = (await this.#runBounded(task, timeoutMs, ToolErrors.prepareTimedOut(timeoutMs))) as PrepareReply;
     if (!reply.ok) throw new Error(reply.error);
     return reply.args;
+  }
+
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, toolTimeoutMs: number): Promise<unknown> {
+    const task: WorkerTask = { op: 'needsApproval', ...ref, args };
+    // The same deadline as prepareArguments: it runs module code too.
+    const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
+    const reply = (await this.#runBounded(task, timeoutMs, ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
+    if (!reply.ok) throw new Error(reply.error);
+    return reply.answer;
   }
 
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {

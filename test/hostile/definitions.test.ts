@@ -31,15 +31,11 @@ describe('hostile definitions', () => {
 
   test('a backtracking pattern in a module schema cannot stall the host', async () => {
     const executor = await createExecutor({ tools: [fixture('hostile/definition-redos.mjs')] });
-    let ticks = 0;
-    const ticker = setInterval(() => ticks++, 5);
     const { results } = await executor.executeBatch([call('1', 'definition_redos'), call('2', 'definition_redos', { s: 'aaaa' })]);
-    clearInterval(ticker);
-    // With a backtracking engine the default alone takes minutes; RE2 answers at once.
+    // With a backtracking engine the default alone takes minutes (the test times out); RE2 answers at once.
     expect(results[0]!.isError).toBe(true);
     expect(textOf(results[0]!)).toMatch(/s: must match pattern/);
     expect(textOf(results[1]!)).toBe('ran');
-    expect(ticks).toBeGreaterThan(0);
   });
 
   test('a module pattern RE2 cannot run is refused at registration, saying why', async () => {

@@ -1,0 +1,105 @@
+import { isPlainObject, parseArguments } from './arguments.ts';
+import { ToolErrors, errorMessage } from './errors.ts';
+import type { RegisteredTool } from './registry.ts';
+import type { ToolCall } from './tool.ts';
+
+/** A call that waits for a person: what `agent_end { reason: 'approval' }` lists. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  /** The validated, coerced arguments the call would run with. */
+  args: Record<string, unknown>;
+}
+
+/** What a person decided, and what happens to calls nobody decided on. */
+export interface ApprovalOptions {
+  /** Calls (by tool-call id) a person approved: they run without asking `needsApproval`. */
+  approved?: readonly string[];
+  /** Calls a person rejected, with the reason: each gets an error result carrying it. */
+  rejected?: Readonly<Record<string, string>>;
+  /**
+   * A call that needs approval and has no decision: `'refuse'` (the
+   * default) answers it with an error result; `'pause'` runs no call of
+   * the batch and returns the undecided calls as `pending`.
+   */
+  undecided?: 'refuse' | 'pause';
+}
+
+/** The gate's answer for a batch: calls to wait for, or error texts for calls that must not run. */
+export interface ApprovalCheck {
+  pending: PendingApproval[];
+  refusals: Map<string, string>;
+}
+
+/** Whether any call of the batch is for a tool with `needsApproval`; synchronous, so other batches pay no promise for the gate. */
+export function hasGatedCalls(tools: ReadonlyMap<string, RegisteredTool>, calls: readonly ToolCall[]): boolean {
+  return calls.some((call) => isGated(tools.get(call.name)));
+}
+
+/**
+ * The approval gate, before any call of a batch starts: which calls need a
+ * person's approval and have none. A call that would fail anyway (unknown
+ * tool, bad arguments) is not put before a person: the batch reports its
+ * own error.
+ */
+export async function checkApprovals(
+  tools: ReadonlyMap<string, RegisteredTool>,
+  calls: readonly ToolCall[],
+  options: ApprovalOptions = {},
+): Promise<ApprovalCheck> {
+  const check: ApprovalCheck = { pending: [], refusals: new Map() };
+  for (const call of calls) {
+    const tool = tools.get(call.name);
+    if (isGated(tool)) await checkCall(tool, call, options, check);
+  }
+  return check;
+}
+
+/** Only a known policy gates a call; a definition that reports none needs no approval. */
+function isGated(tool: RegisteredTool | undefined): tool is RegisteredTool {
+  const policy = tool?.info.needsApproval;
+  return policy === 'always' || policy === 'function';
+}
+
+async function checkCall(tool: RegisteredTool, call: ToolCall, options: ApprovalOptions, check: ApprovalCheck): Promise<void> {
+  if (options.approved?.includes(call.id)) return;
+  const rejected = options.rejected && Object.hasOwn(options.rejected, call.id) ? options.rejected[call.id] : undefined;
+  if (rejected !== undefined) return void check.refusals.set(call.id, ToolErrors.rejected(call.name, rejected));
+  const args = await validArguments(tool, call);
+  if (!args) return;
+  const answer = await askTool(tool, args);
+  if (typeof answer === 'string') return void check.refusals.set(call.id, answer);
+  if (!answer) return;
+  if (options.undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
+  else check.refusals.set(call.id, ToolErrors.notApproved(call.name));
+}
+
+/** true or false, or the error text when the tool's `needsApproval` failed. */
+async function askTool(tool: RegisteredTool, args: Record<string, unknown>): Promise<boolean | string> {
+  if (tool.info.needsApproval === 'always') return true;
+  let answer: unknown;
+  try {
+    answer = await tool.runner.needsApproval(args);
+  } catch (error) {
+    return ToolErrors.needsApprovalFailed(tool.info.name, errorMessage(error));
+  }
+  if (typeof answer === 'boolean') return answer;
+  return ToolErrors.needsApprovalFailed(tool.info.name, `it returned ${String(answer)}, not true or false`);
+}
+
+/** The arguments the call would run with, or nothing when it would fail before running. */
+async function validArguments(tool: RegisteredTool, call: ToolCall): Promise<Record<string, unknown> | undefined> {
+  const parsed = parseArguments(call.arguments);
+  if (!parsed.ok || !isPlainObject(parsed.value)) return undefined;
+  let raw: unknown = parsed.value;
+  if (tool.info.hasPrepare) {
+    try {
+      raw = await tool.runner.prepare(parsed.value);
+    } catch {
+      return undefined;
+    }
+    if (!isPlainObject(raw)) return undefined;
+  }
+  const validation = tool.validate(raw as Record<string, unknown>, call.arguments);
+  return validation.ok ? validation.args : undefined;
+}
