@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
@@ -8,11 +7,20 @@ import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
+import { processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 import type { PrepareLimits, ToolTier } from './tier.ts';
 
 export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames'> {
   hostFunctions: HostFunctions;
+  /** How the child is started (default: `processLauncher`, prlimit + node; the sandbox tier wraps it in bwrap). */
+  launcher?: ChildLauncher;
+  /** Flags of the child's own Node process, before its entry file: its permission flags. */
+  childFlags?: string[];
+  /** What the child must read and write besides Node itself; see `ChildSpec`. */
+  readPaths?: string[];
+  writePaths?: string[];
+  net?: boolean | readonly string[];
 }
 
 /**
@@ -150,25 +158,36 @@ class ToolProcess {
   }
 
   async #spawn(): Promise<ChildProcess> {
-    const entry = await childEntryFile();
-    const capBytes = (this.maxMemoryMb + RUNTIME_ALLOWANCE_MB) * 1024 * 1024;
-    const [command, args] = withMemoryCap(capBytes, [process.execPath, entry]);
-    const child = spawn(command, args, {
-      env: this.options.env,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
+    const launcher = this.options.launcher ?? processLauncher;
+    const launch = await launcher.launch(await this.#spec());
+    const child = spawn(launch.command, launch.args, launch.options);
     this.#pid = child.pid;
     child.on('message', (message: ChildToHost) => this.#onMessage(message, child));
     child.on('exit', (code, signal) => this.#onExit(child, code, signal));
+    child.once('exit', () => launch.cleanup?.());
     child.on('error', () => undefined); // a failed spawn also emits 'exit'
-    const { hostFunctions, ...init } = this.options;
+    const init = childInit(this.options);
     await new Promise<void>((resolve, reject) => {
       child.once('message', (message: ChildToHost) => (message.type === 'ready' ? resolve() : reject(new Error('bad handshake'))));
       child.once('exit', (code, signal) => reject(new Error(`it exited (${signal ?? code}) during start`)));
-      child.send({ type: 'init', init: { ...init, hostFunctionNames: Object.keys(hostFunctions) } });
+      child.send({ type: 'init', init });
     });
     return child;
+  }
+
+  async #spec(): Promise<ChildSpec> {
+    const entry = await childEntryFile();
+    const { env, childFlags = [], readPaths = [], writePaths = [], net } = this.options;
+    return {
+      node: process.execPath,
+      nodeArgs: [...childFlags, entry],
+      env,
+      memoryCapBytes: (this.maxMemoryMb + RUNTIME_ALLOWANCE_MB) * 1024 * 1024,
+      maxMemoryMb: this.maxMemoryMb,
+      readPaths: [entry, ...readPaths],
+      writePaths,
+      ...(net !== undefined ? { net } : {}),
+    };
   }
 
   #onMessage(message: ChildToHost, child: ChildProcess): void {
@@ -225,15 +244,10 @@ function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): Run
   return outcome;
 }
 
-/**
- * Caps the child's data segment with prlimit (Linux), which bounds Buffers
- * and ArrayBuffers too. `--as` cannot be used: Node reserves far more
- * address space than it uses. Without prlimit the child runs uncapped.
- */
-function withMemoryCap(bytes: number, command: string[]): [string, string[]] {
-  const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
-  if (!prlimit) return [command[0]!, command.slice(1)];
-  return [prlimit, [`--data=${bytes}`, ...command]];
+/** What the child is told at start: only the fields of `ChildInit`, never the host functions themselves. */
+function childInit(options: ProcessTierOptions): ChildInit {
+  const { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs, hostFunctions } = options;
+  return { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs, hostFunctionNames: Object.keys(hostFunctions) };
 }
 
 async function childEntryFile(): Promise<string> {

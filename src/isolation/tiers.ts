@@ -3,7 +3,8 @@ import { PoolSet } from '../pool/pool-set.ts';
 import { workerEntryReadPaths } from '../pool/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../tool.ts';
 import { dependencyRoot, nearestNodeModules, permissionArgv, type Permissions } from './permissions.ts';
-import { ProcessTier } from './process-tier.ts';
+import type { ChildLauncher } from './child-launcher.ts';
+import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
 import type { ToolTier } from './tier.ts';
 
 export interface TierOptions {
@@ -28,8 +29,19 @@ export class Tiers {
   constructor(private readonly options: TierOptions) {}
 
   get(isolation: Isolation): ToolTier {
-    if (isolation === 'process') return (this.#process ??= new ProcessTier(this.#poolOptions()));
+    if (isolation === 'process') return (this.#process ??= new ProcessTier(this.processOptions()));
     return (this.#worker ??= new PoolSet(this.#poolOptions()));
+  }
+
+  /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
+  processOptions(launcher?: ChildLauncher): ProcessTierOptions {
+    const { permissions, moduleFiles } = this.options;
+    return {
+      ...this.#poolOptions(),
+      ...(launcher ? { launcher } : {}),
+      readPaths: [...this.#ownReads(moduleFiles), ...(permissions?.fsRead ?? [])],
+      writePaths: [...(permissions?.fsWrite ?? [])],
+    };
   }
 
   async close(): Promise<void> {
