@@ -1,5 +1,5 @@
 import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
-import { ConfigErrors } from './errors.ts';
+import { ConfigErrors, SandboxErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
 import { checkLimits } from './tool-info.ts';
@@ -7,6 +7,7 @@ import { PoolSet } from './pool/pool-set.ts';
 import { loadEntries, registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
 import { toolEnvironment, type EnvOption } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
+import { parseNetAllowlist } from './isolation/sandbox/net-allowlist.ts';
 import { Tiers } from './isolation/tiers.ts';
 import { resolveLimits } from './limits.ts';
 import type { ExecutionMode, HostFunctions, Isolation, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
@@ -68,7 +69,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
+    // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
+    await tiers.ready(checked.isolation);
     const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await tiers.ready('sandbox');
     return new ToolExecutor(tools, tiers, checked);
   } catch (error) {
     await tiers.close();
@@ -105,7 +109,10 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     throw new TypeError((error as Error).message);
   }
   const isolation = options.isolation ?? 'worker';
-  if (isolation !== 'worker' && isolation !== 'process') throw new TypeError(ConfigErrors.badOption('isolation', 'must be "worker" or "process"'));
+  if (isolation !== 'worker' && isolation !== 'process' && isolation !== 'sandbox') {
+    throw new TypeError(ConfigErrors.badOption('isolation', 'must be "worker", "process" or "sandbox"'));
+  }
+  if (Array.isArray(options.permissions?.net) && isolation !== 'sandbox') throw new TypeError(SandboxErrors.netListNeedsSandbox());
   return {
     toolExecution,
     isolation,
@@ -124,8 +131,13 @@ function checkPermissions(permissions: Permissions): Permissions {
       throw new TypeError(ConfigErrors.badOption(`permissions.${key}`, 'must be an array of paths'));
     }
   }
-  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite');
-  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead and fsWrite`));
+  const net = permissions?.net;
+  if (net !== undefined && typeof net !== 'boolean' && !Array.isArray(net)) {
+    throw new TypeError(ConfigErrors.badOption('permissions.net', 'must be true, false or a list of "host:port"'));
+  }
+  if (Array.isArray(net)) parseNetAllowlist(net);
+  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite' && key !== 'net');
+  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead, fsWrite and net`));
   return permissions;
 }
 

@@ -35,8 +35,8 @@ export function describeTool(value: unknown, where: string): ToolInfo {
   if (tool.executionMode !== undefined && tool.executionMode !== 'parallel' && tool.executionMode !== 'sequential') {
     throw bad('"executionMode" must be "parallel" or "sequential"');
   }
-  if (tool.isolation !== undefined && tool.isolation !== 'worker' && tool.isolation !== 'process') {
-    throw bad('"isolation" must be "worker" or "process"');
+  if (tool.isolation !== undefined && tool.isolation !== 'worker' && tool.isolation !== 'process' && tool.isolation !== 'sandbox') {
+    throw bad('"isolation" must be "worker", "process" or "sandbox"');
   }
   if (tool.prepareArguments !== undefined && typeof tool.prepareArguments !== 'function') throw bad('"prepareArguments" must be a function');
   if (tool.execute !== undefined && typeof tool.execute !== 'function') throw bad('"execute" must be a function');

@@ -8,6 +8,11 @@ export interface Permissions {
   fsRead?: readonly string[];
   /** Folders or files tools may write. */
   fsWrite?: readonly string[];
+  /**
+   * Network: a list of 'host:port' the sandbox tier lets through (nothing
+   * else is reachable there); true/false on the worker and process tiers.
+   */
+  net?: boolean | readonly string[];
 }
 
 /**

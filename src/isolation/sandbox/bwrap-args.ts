@@ -18,6 +18,12 @@ export interface SandboxLayout {
   generated: readonly GeneratedFile[];
   /** The forwarder must listen on a port below 1024 (see netCapabilities). */
   lowPorts: boolean;
+  /**
+   * The working directory inside: the host's, as for the process tier's
+   * child (compiled modules name their sources relative to it, so the child
+   * finds the host's compiled files). Empty unless it is bound.
+   */
+  workingDirectory: string;
 }
 
 /**
@@ -41,7 +47,7 @@ export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): st
     ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'],
     ...layout.runtimeFiles.flatMap((file) => ['--ro-bind', file, file]),
     ...bindsInPathOrder(layout),
-    ...['--chdir', '/'],
+    ...['--dir', layout.workingDirectory, '--chdir', layout.workingDirectory],
     '--',
     ...command,
   ];
