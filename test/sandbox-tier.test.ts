@@ -3,7 +3,8 @@
  * reused across calls and respawned after it dies, host functions, granted
  * folders, per-tool sandboxing.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -112,5 +113,24 @@ describe('the sandbox child', () => {
     } finally {
       rmSync(marker, { force: true });
     }
+  });
+
+  test("a host whose stderr is a log file: the tool cannot read the log through /proc/self/fd, and what it prints still lands there", () => {
+    const log = join(scratch, 'host.log');
+    const resultFile = join(scratch, 'result.json');
+    writeFileSync(log, 'HOST LOG SECRET\n');
+    const fd = openSync(log, 'a');
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', fixture('sandbox-host-with-log.ts'), resultFile], {
+        stdio: ['ignore', fd, fd],
+        timeout: 60_000,
+      });
+      expect(run.status).toBe(0);
+    } finally {
+      closeSync(fd);
+    }
+    const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { content: { text: string }[] };
+    expect(result.content[0]!.text).toBe('fd 1: ENXIO; fd 2: ENXIO');
+    expect(readFileSync(log, 'utf8')).toContain('the sandboxed tool says hello');
   });
 });

@@ -119,6 +119,14 @@ const sandboxRows: SandboxCase[] = [
   { name: 'reaching the internet by address', fixture: 'sandbox-connect.ts', target: () => '1.1.1.1:443', expectResult: textMatching(/^failed: ENETUNREACH$/) },
   { name: 'resolving a name (no DNS inside)', fixture: 'sandbox-fetch.ts', target: () => 'http://example.com/', expectResult: textMatching(/^failed: (EAI_AGAIN|ENOTFOUND)$/) },
   {
+    name: "reopening its stdout and stderr through /proc/self/fd (the host's log file or terminal); descriptors the host leaked",
+    fixture: 'sandbox-reopen-stdio.ts',
+    expectResult: (r) => {
+      expect(textOf(r)).toBe('fd 1: ENXIO; fd 2: ENXIO');
+      expect(r.details).toEqual({ inherited: [] });
+    },
+  },
+  {
     name: 'a spawned process that detaches to outlive the sandbox',
     fixture: 'sandbox-spawn.ts',
     target: () => ORPHAN_MARKER,

@@ -1,3 +1,4 @@
+import type { StdioOptions } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
@@ -8,6 +9,7 @@ import { bwrapArgs, type GeneratedFile } from './bwrap-args.ts';
 import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarget } from './net-allowlist.ts';
 import { NetProxy } from './net-proxy.ts';
 import { nodeRuntimeFiles } from './node-libraries.ts';
+import { sandboxStdio } from './sandbox-stdio.ts';
 
 /** Where the host-side proxy's socket appears inside the sandbox. */
 const SANDBOX_SOCKET = '/run/toolpool/net.sock';
@@ -51,7 +53,9 @@ export class SandboxLauncher implements ChildLauncher {
     };
     const inner = [spec.node, ...flags, sandboxEntry, plan, entry];
     const { command, args } = withDataCap(spec.memoryCapBytes, this.bwrap, bwrapArgs(layout, inner));
-    return { command, args, options: childSpawnOptions(spec) };
+    const stdio = await sandboxStdio();
+    const options = { ...childSpawnOptions(spec), stdio: ['ignore', stdio.stdout, stdio.stderr, 'ipc'] as StdioOptions };
+    return { command, args, options, cleanup: () => void stdio.close() };
   }
 
   async close(): Promise<void> {
