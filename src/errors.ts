@@ -47,6 +47,26 @@ export const ToolErrors = {
   processDied: (signal: string | null, code: number | null) =>
     `Tool crashed: its isolation process died (${signal ? `signal ${signal}` : `exit code ${code}`}).`,
   poolClosed: () => 'Tool call cancelled: the executor was closed.',
+  processUnresponsive: (what: string, ms: number) =>
+    `Tool crashed: its isolation process did not answer the ${what} request within ${ms} ms, so it was killed and will be restarted.`,
+  processKilledForOther: (reason: string) =>
+    `Tool crashed: its isolation process was killed because ${reason}; calls running in it were stopped.`,
+  processBrokeProtocol: (problem: string) =>
+    `Tool crashed: its isolation process broke the protocol (${truncate(problem, 300)}) and was killed.`,
+  processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
+} as const;
+
+/** Messages about what a Node line cannot enforce, or what a tier cannot give. */
+export const PermissionErrors = {
+  netListNeedsSandbox: (tier: string) =>
+    `createExecutor: option permissions.net lists hosts, which only isolation "sandbox" can enforce (tools here run in the ${tier} tier). ` +
+    'Use isolation: "sandbox", or permissions.net: true / false.',
+  netFalseNotEnforceable: (version: string) =>
+    `createExecutor: option permissions.net: false cannot be enforced on Node ${version}: a network permission exists only on Node 25+. ` +
+    'Run on Node 25 or later, use isolation: "sandbox" (no network unless listed), or leave permissions.net out to accept that tools can reach the network.',
+  writeCoversCompileCache: (path: string, cache: string) =>
+    `createExecutor: option permissions.fsWrite ${path} contains toolpool's compile cache (${cache}); a tool could replace the code a later executor runs. ` +
+    'Grant a folder that does not contain it.',
 } as const;
 
 /**
@@ -67,9 +87,6 @@ export const SandboxErrors = {
     'or the AppArmor user-namespace restriction on Ubuntu 24.04+. Use isolation: "process" meanwhile.',
   badNetEntry: (entry: string, problem: string) =>
     `createExecutor: permissions.net entry ${JSON.stringify(entry).slice(0, 200)} ${problem}`,
-  netListNeedsSandbox: () =>
-    'createExecutor: permissions.net as a list of "host:port" needs isolation "sandbox"; ' +
-    'the worker and process tiers can only turn the network on or off (permissions.net: true or false).',
   netRefused: (target: string) => `toolpool sandbox: ${target} is not in permissions.net`,
 } as const;
 
@@ -140,6 +157,6 @@ export function preview(value: unknown, max = 500): string {
   return truncate(text, max);
 }
 
-function truncate(text: string, max: number): string {
+export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
 }

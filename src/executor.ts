@@ -1,5 +1,5 @@
 import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
-import { ConfigErrors, SandboxErrors } from './errors.ts';
+import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
 import { checkLimits } from './tool-info.ts';
@@ -69,6 +69,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
+    tiers.check(checked.isolation);
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
     await tiers.ready(checked.isolation);
     const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
@@ -112,7 +113,6 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
   if (isolation !== 'worker' && isolation !== 'process' && isolation !== 'sandbox') {
     throw new TypeError(ConfigErrors.badOption('isolation', 'must be "worker", "process" or "sandbox"'));
   }
-  if (Array.isArray(options.permissions?.net) && isolation !== 'sandbox') throw new TypeError(SandboxErrors.netListNeedsSandbox());
   return {
     toolExecution,
     isolation,
@@ -133,7 +133,7 @@ function checkPermissions(permissions: Permissions): Permissions {
   }
   const net = permissions?.net;
   if (net !== undefined && typeof net !== 'boolean' && !Array.isArray(net)) {
-    throw new TypeError(ConfigErrors.badOption('permissions.net', 'must be true, false or a list of "host:port"'));
+    throw new TypeError(ConfigErrors.badOption('permissions.net', "must be true, false, or a list of 'host:port' strings"));
   }
   if (Array.isArray(net)) parseNetAllowlist(net);
   const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite' && key !== 'net');

@@ -1,41 +1,125 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { dirname, resolve, sep } from 'node:path';
 
-/** Opt-in file system permissions for tool code, enforced by Node's permission model. */
+/** Opt-in permissions for tool code, enforced by Node's permission model. */
 export interface Permissions {
   /** Folders or files tools may read. */
   fsRead?: readonly string[];
   /** Folders or files tools may write. */
   fsWrite?: readonly string[];
   /**
-   * Network: a list of 'host:port' the sandbox tier lets through (nothing
-   * else is reachable there); true/false on the worker and process tiers.
+   * Network access. `true` allows it, `false` (and leaving it out, on Node
+   * 25+) denies it; Node before 25 has no network permission, so `false`
+   * is refused there. A `'host:port'` list needs `isolation: 'sandbox'`.
    */
   net?: boolean | readonly string[];
 }
 
+/** What the running Node line's permission model can do. */
+export interface PermissionSupport {
+  /** The stable `--permission` flag (22.13+, 23.5+); before it only `--experimental-permission`. */
+  stableFlag: boolean;
+  /** A worker accepts the permission flags in its `execArgv` (measured: 20, 22, 24 and 26 all do with the flag they know). */
+  perWorker: boolean;
+  /** `--allow-net` exists (Node 25+): under permissions the network is denied without it. */
+  net: boolean;
+}
+
+let measured: PermissionSupport | undefined;
+
+/** Measured once: the flags this Node knows, and whether a worker takes them. */
+export function permissionSupport(): PermissionSupport {
+  if (measured) return measured;
+  const flags = process.allowedNodeEnvironmentFlags;
+  const stableFlag = flags.has('--permission');
+  measured = { stableFlag, perWorker: workerTakesFlag(permissionFlag(stableFlag)), net: flags.has('--allow-net') };
+  return measured;
+}
+
+function permissionFlag(stable: boolean): string {
+  return stable ? '--permission' : '--experimental-permission';
+}
+
 /**
- * The `execArgv` that puts a worker (or the process tier's child) under
- * Node's permission model: no file access outside the given roots, no
- * child processes, no nested workers, no native addons. `ownReads` are the
- * paths toolpool itself needs (its worker entry, the tool modules,
- * node_modules).
+ * Node 24 dropped `--experimental-permission`, and a worker given it fails
+ * with ERR_WORKER_INVALID_EXEC_ARGV; it takes `--permission`. Rather than
+ * trust a version table, try it: the worker is refused (or not) when it is
+ * constructed, and is stopped at once.
+ */
+function workerTakesFlag(flag: string): boolean {
+  try {
+    const worker = new Worker('', { eval: true, execArgv: [flag, '--disable-warning=ExperimentalWarning'], stdout: true, stderr: true });
+    void worker.terminate();
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_WORKER_INVALID_EXEC_ARGV') return false;
+    throw error;
+  }
+}
+
+/**
+ * The `execArgv` that puts one worker under Node's permission model: no
+ * file access outside the given roots, no child processes, no nested
+ * workers, no native addons, and on Node 25+ no network unless
+ * `permissions.net` is true. `ownReads` are the paths toolpool itself needs
+ * (its worker entry, the tool modules, node_modules).
+ *
+ * A worker must never get an explicit `execArgv` without these flags in a
+ * permission-restricted process: measured on 20-26, `execArgv: []` there
+ * starts a worker with no restrictions at all.
  *
  * Two traps of Node 20 shape this: overlapping paths (`/a` and `/a/b`)
  * abort the whole process with a native assertion, so nested paths are
  * folded into their parent; and a comma-separated list is no longer
  * accepted, so each path gets its own flag.
  */
-export function permissionArgv(permissions: Permissions, ownReads: readonly string[]): string[] {
+export function permissionArgv(permissions: Permissions, ownReads: readonly string[], support = permissionSupport()): string[] {
+  return [
+    permissionFlag(support.stableFlag),
+    ...netFlags(permissions, support),
+    '--disable-warning=ExperimentalWarning',
+    ...pathFlags(permissions, ownReads),
+  ];
+}
+
+/**
+ * The flags of the process tier's child itself, so its main thread is as
+ * restricted as its workers. It must start its pool (`--allow-worker`);
+ * each of its workers gets `permissionArgv` again, which has no
+ * `--allow-worker`, so tools cannot start nested workers.
+ */
+export function processPermissionArgv(permissions: Permissions, ownReads: readonly string[], support = permissionSupport()): string[] {
+  return [
+    permissionFlag(support.stableFlag),
+    '--allow-worker',
+    ...netFlags(permissions, support),
+    // Both warnings are about flags toolpool chose on purpose; they would print on every child start.
+    '--disable-warning=ExperimentalWarning',
+    '--disable-warning=SecurityWarning',
+    ...pathFlags(permissions, ownReads),
+  ];
+}
+
+/** Node 25+ denies the network under permissions unless allowed; before 25 there is nothing to pass. */
+function netFlags(permissions: Permissions, support: PermissionSupport): string[] {
+  return support.net && permissions.net === true ? ['--allow-net'] : [];
+}
+
+function pathFlags(permissions: Permissions, ownReads: readonly string[]): string[] {
   const reads = foldNested([...(permissions.fsRead ?? []), ...ownReads].map(canonical));
   const writes = foldNested((permissions.fsWrite ?? []).map(canonical));
-  return [
-    '--experimental-permission',
-    '--disable-warning=ExperimentalWarning',
-    ...reads.map((path) => `--allow-fs-read=${path}`),
-    ...writes.map((path) => `--allow-fs-write=${path}`),
-  ];
+  return [...reads.map((path) => `--allow-fs-read=${path}`), ...writes.map((path) => `--allow-fs-write=${path}`)];
+}
+
+/** A write root that contains `inner` (or is it). */
+export function writeRootCovering(permissions: Permissions, inner: string): string | undefined {
+  const target = canonical(inner);
+  return (permissions.fsWrite ?? []).find((path) => {
+    const root = canonical(path);
+    return target === root || target.startsWith(root === sep ? sep : root + sep);
+  });
 }
 
 /** Absolute, with symlinks resolved (Node checks the real path), no trailing separator. */

@@ -4,7 +4,9 @@
  * this process (kill it, exhaust its memory, crash it natively) ends here;
  * the host sees the process die and starts another.
  */
+import { closeSync } from 'node:fs';
 import { errorMessage } from '../errors.ts';
+import { usePrecompiled } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 
@@ -16,9 +18,14 @@ let pools: PoolSet | undefined;
 
 process.on('message', (message: HostToChild) => {
   switch (message.type) {
-    case 'init':
-      pools = new PoolSet({ ...message.init, hostFunctions: hostFunctions(message.init) });
+    case 'init': {
+      closeInherited(message.init.closeFds ?? []);
+      usePrecompiled(message.init.precompiled ?? {});
+      const { closeFds: _closed, hostFunctionNames: _names, precompiled: _compiled, ...options } = message.init;
+      const execArgv = options.execArgv === 'inherit' ? process.execArgv : options.execArgv;
+      pools = new PoolSet({ ...options, execArgv, hostFunctions: hostFunctions(message.init) });
       return send({ type: 'ready' });
+    }
     case 'describe':
       return void pools!.describe(message.ref).then(
         (info) => send({ type: 'described', id: message.id, ok: true, info }),
@@ -63,6 +70,21 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
   );
   aborts.delete(message.id);
   send({ type: 'executed', id: message.id, outcome });
+}
+
+/**
+ * Descriptors the host had open without close-on-exec arrive here open; no
+ * tool may read through them (the permission model does not check reads
+ * from a descriptor), so they go before any tool module is loaded.
+ */
+function closeInherited(fds: number[]): void {
+  for (const fd of fds) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
 }
 
 /** Host functions as seen from here: each call travels to the host and back. */

@@ -15,11 +15,18 @@ export interface ChildInit {
   maxWorkers: number;
   idleTimeoutMs: number;
   env: Record<string, string>;
-  execArgv: string[];
+  /** The flags of the child's workers; 'inherit': the child's own (where workers refuse permission flags). */
+  execArgv: string[] | 'inherit';
   hostFunctionNames: string[];
   defaultMemoryMb: number;
   /** How long importing a tool module to read its definition may take. */
   loadTimeoutMs: number;
+  /** V8 code range of each worker, so Node's own share of the memory cap stays small (see node-reservation.ts). */
+  codeRangeSizeMb?: number;
+  /** Descriptors the child inherited from the host without close-on-exec: closed before any tool runs. */
+  closeFds?: number[];
+  /** Modules the host compiled for the child (source → compiled file): the child may not run esbuild under permissions. */
+  precompiled?: Record<string, string>;
 }
 
 export type HostToChild =

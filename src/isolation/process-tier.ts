@@ -8,10 +8,13 @@ import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
 import { processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
+import { checkChildMessage, checkReceivedOutcome } from './child-messages.ts';
+import { inheritableFds } from './inherited-fds.ts';
+import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 import type { PrepareLimits, ToolTier } from './tier.ts';
 
-export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames'> {
+export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb'> {
   hostFunctions: HostFunctions;
   /** How the child is started (default: `processLauncher`, prlimit + node; the sandbox tier wraps it in bwrap). */
   launcher?: ChildLauncher;
@@ -23,20 +26,20 @@ export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames'>
   net?: boolean | readonly string[];
 }
 
-/**
- * Room for Node itself and its worker threads on top of `maxMemoryMb`,
- * since the cap covers the whole child process.
- */
-const RUNTIME_ALLOWANCE_MB = 128;
 const CLOSE_GRACE_MS = 2_000;
+/** How long a child may take to start and answer its init. */
+const START_DEADLINE_MS = 20_000;
+/** Added to every request's own bound before the host gives up on the child. */
+const DEADLINE_MARGIN_MS = 5_000;
 
 /**
  * Runs module tools in worker threads of a child Node process, one child
  * per memory limit, started on first use and reused. The child has a clean
- * environment and a cap on its whole data segment (Buffers included), so a
- * tool that kills its process, exhausts memory or crashes natively takes
- * down only the child; the calls running there get error results and the
- * next call starts a fresh child.
+ * environment, no inherited descriptors, a cap on its whole data segment
+ * (Buffers included) and, with permissions, the permission flags on its
+ * own main thread too. So a tool that kills its process, exhausts memory or
+ * crashes natively takes down only the child; the calls running there get
+ * error results and the next call starts a fresh child.
  */
 export class ProcessTier implements ToolTier {
   readonly #children = new Map<number, ToolProcess>();
@@ -70,18 +73,25 @@ export class ProcessTier implements ToolTier {
   }
 }
 
+/** A request in flight: the replies it accepts, and the host-side deadline after which the child is killed. */
 type Pending = {
+  accepts: ReadonlySet<ChildToHost['type']>;
   resolve: (message: ChildToHost) => void;
   onUpdate?: RunJob['onUpdate'];
+  deadline: NodeJS.Timeout;
 };
+
+type Expect = { accepts: ChildToHost['type'][]; what: string; deadlineMs: number; onUpdate?: RunJob['onUpdate'] };
 
 /** One child process (respawned after it dies) and the requests in flight in it. */
 class ToolProcess {
   #process: Promise<ChildProcess> | undefined;
-  #pid: number | undefined;
+  #child: ChildProcess | undefined;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closing = false;
+  /** Why the host killed the current child, for the calls that die with it. */
+  #killReason: string | undefined;
 
   constructor(
     private readonly options: ProcessTierOptions,
@@ -90,14 +100,16 @@ class ToolProcess {
 
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const id = this.#nextId++;
-    const reply = await this.#request({ type: 'describe', id, ref });
+    const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
     if (reply.type === 'described') return reply.info;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
-    const reply = await this.#request({ type: 'prepare', id, ref, raw, limits });
+    const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
     if (reply.type === 'prepared') return reply.args;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
@@ -105,15 +117,20 @@ class ToolProcess {
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
     const id = this.#nextId++;
-    // The child runs the two-step stop itself; the host only passes the abort on.
-    const onAbort = () => this.#send({ type: 'abort', id });
+    // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
+    const onAbort = () => {
+      this.#send({ type: 'abort', id });
+      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
+    };
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const { callId, args, limits } = job;
-      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits }, job.onUpdate);
+      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
+      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits }, expect);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
-      return withProcessMemoryMessage(reply.outcome, this.maxMemoryMb);
+      return withProcessMemoryMessage(checkReceivedOutcome(reply.outcome, limits.maxResultBytes), this.maxMemoryMb);
     } finally {
       job.signal?.removeEventListener('abort', onAbort);
     }
@@ -125,24 +142,55 @@ class ToolProcess {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     this.#send({ type: 'close' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    const timer = setTimeout(() => killGroup(child), CLOSE_GRACE_MS);
     await exited;
     clearTimeout(timer);
+    killGroup(child); // whatever the child left running in its session goes too
   }
 
-  async #request(request: HostToChild & { id: number }, onUpdate?: RunJob['onUpdate']): Promise<ChildToHost> {
+  async #request(request: HostToChild & { id: number }, expect: Expect): Promise<ChildToHost> {
     const { id } = request;
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
-    const reply = new Promise<ChildToHost>((resolve) => this.#pending.set(id, { resolve, ...(onUpdate ? { onUpdate } : {}) }));
+    const reply = new Promise<ChildToHost>((resolve) => {
+      const deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id), expect.deadlineMs);
+      this.#pending.set(id, { accepts: new Set([...expect.accepts, 'failed']), resolve, deadline, ...(expect.onUpdate ? { onUpdate: expect.onUpdate } : {}) });
+    });
     try {
       const child = await this.#started();
       this.#refWhileBusy(child);
       child.send(request);
     } catch (error) {
-      this.#pending.delete(id);
-      return { type: 'failed', id, error: ToolErrors.workerCrashed(`the isolation process could not start: ${errorMessage(error)}`) };
+      this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
     }
     return reply;
+  }
+
+  #settle(id: number, message: ChildToHost): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    clearTimeout(pending.deadline);
+    this.#pending.delete(id);
+    if (this.#child) this.#refWhileBusy(this.#child);
+    pending.resolve(message);
+  }
+
+  #shortenDeadline(id: number, ms: number, what: string): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    clearTimeout(pending.deadline);
+    pending.deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(what, ms), id), ms);
+  }
+
+  /**
+   * Kills the child for a reason of the host's (a missed deadline, a broken
+   * protocol): the call that showed it gets `error`, the others running in
+   * the same child an error saying why it was killed; the next call starts
+   * a fresh child.
+   */
+  #kill(error: string, culprit?: number): void {
+    if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error });
+    this.#killReason = error;
+    if (this.#child) killGroup(this.#child);
   }
 
   #send(message: HostToChild): void {
@@ -161,15 +209,29 @@ class ToolProcess {
     const launcher = this.options.launcher ?? processLauncher;
     const launch = await launcher.launch(await this.#spec());
     const child = spawn(launch.command, launch.args, launch.options);
-    this.#pid = child.pid;
-    child.on('message', (message: ChildToHost) => this.#onMessage(message, child));
+    this.#child = child;
+    this.#killReason = undefined;
+    child.on('message', (message: unknown) => this.#onMessage(message, child));
     child.on('exit', (code, signal) => this.#onExit(child, code, signal));
     child.once('exit', () => launch.cleanup?.());
     child.on('error', () => undefined); // a failed spawn also emits 'exit'
-    const init = childInit(this.options);
+    const init = await this.#init();
     await new Promise<void>((resolve, reject) => {
-      child.once('message', (message: ChildToHost) => (message.type === 'ready' ? resolve() : reject(new Error('bad handshake'))));
-      child.once('exit', (code, signal) => reject(new Error(`it exited (${signal ?? code}) during start`)));
+      const timer = setTimeout(() => {
+        killGroup(child);
+        reject(new Error(`it did not answer within ${START_DEADLINE_MS} ms`));
+      }, START_DEADLINE_MS);
+      child.once('message', (message: unknown) => {
+        clearTimeout(timer);
+        const checked = checkChildMessage(message);
+        if (typeof checked !== 'string' && checked.type === 'ready') return resolve();
+        killGroup(child);
+        reject(new Error('its first message was not "ready"'));
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`it exited (${signal ?? code}) during start`));
+      });
       child.send({ type: 'init', init });
     });
     return child;
@@ -177,12 +239,12 @@ class ToolProcess {
 
   async #spec(): Promise<ChildSpec> {
     const entry = await childEntryFile();
-    const { env, childFlags = [], readPaths = [], writePaths = [], net } = this.options;
+    const { env, childFlags = [], readPaths = [], writePaths = [], net, maxWorkers } = this.options;
     return {
       node: process.execPath,
       nodeArgs: [...childFlags, entry],
       env,
-      memoryCapBytes: (this.maxMemoryMb + RUNTIME_ALLOWANCE_MB) * 1024 * 1024,
+      memoryCapBytes: childDataCapBytes(await nodeReservation(), maxWorkers, this.maxMemoryMb),
       maxMemoryMb: this.maxMemoryMb,
       readPaths: [entry, ...readPaths],
       writePaths,
@@ -190,37 +252,69 @@ class ToolProcess {
     };
   }
 
-  #onMessage(message: ChildToHost, child: ChildProcess): void {
+  /** What the child is told at start: only the fields of `ChildInit`, never the host functions themselves. */
+  async #init(): Promise<ChildInit> {
+    const { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs, hostFunctions } = this.options;
+    return {
+      minWorkers,
+      maxWorkers,
+      idleTimeoutMs,
+      env,
+      execArgv,
+      defaultMemoryMb,
+      loadTimeoutMs,
+      hostFunctionNames: Object.keys(hostFunctions),
+      codeRangeSizeMb: CHILD_CODE_RANGE_MB,
+      closeFds: inheritableFds(),
+      precompiled: await precompiledForChild(),
+    };
+  }
+
+  /** Everything from the child is checked, and must answer a request of this host that is still open. */
+  #onMessage(raw: unknown, child: ChildProcess): void {
+    if (child !== this.#child) return;
+    const message = checkChildMessage(raw);
+    if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
     if (message.type === 'host-call') return void this.#answerHostCall(message, child);
     const pending = this.#pending.get(message.id);
-    if (!pending) return;
+    if (!pending || !pending.accepts.has(message.type)) {
+      return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
+    }
     if (message.type === 'update') return void pending.onUpdate?.(message.partial);
-    this.#pending.delete(message.id);
-    this.#refWhileBusy(child);
-    pending.resolve(message);
+    this.#settle(message.id, message);
   }
 
   async #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: ChildProcess): Promise<void> {
-    const fn = this.options.hostFunctions[message.name] as ((...args: unknown[]) => unknown) | undefined;
+    const { hostFunctions } = this.options;
+    // Own properties only: "constructor" or "__proto__" must not reach Object's.
+    const fn = Object.hasOwn(hostFunctions, message.name) ? (hostFunctions[message.name] as (...args: unknown[]) => unknown) : undefined;
     let reply: HostToChild;
     try {
-      if (!fn) throw new Error(`no host function "${message.name}"`);
+      if (typeof fn !== 'function') throw new Error(`no host function "${message.name.slice(0, 100)}"`);
       reply = { type: 'host-reply', id: message.id, ok: true, value: await fn(...message.args) };
     } catch (error) {
       reply = { type: 'host-reply', id: message.id, ok: false, error: errorMessage(error) };
     }
-    if (child.connected) child.send(reply);
+    try {
+      if (child.connected) child.send(reply);
+    } catch (error) {
+      child.connected && child.send({ type: 'host-reply', id: message.id, ok: false, error: `the host's answer could not be sent: ${errorMessage(error)}` });
+    }
   }
 
   /** Every request still in the dead child gets an error result; the next request starts a new child. */
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.#pid !== child.pid) return; // an older child; its requests were already failed
+    if (this.#child !== child) return; // an older child; its requests were already failed
     this.#process = undefined;
-    this.#pid = undefined;
-    const error = this.#closing ? ToolErrors.poolClosed() : ToolErrors.processDied(signal, code);
-    for (const [id, pending] of this.#pending) pending.resolve({ type: 'failed', id, error });
-    this.#pending.clear();
+    this.#child = undefined;
+    const error = this.#closing
+      ? ToolErrors.poolClosed()
+      : this.#killReason !== undefined
+        ? ToolErrors.processKilledForOther(`another request made it stop: ${this.#killReason}`)
+        : ToolErrors.processDied(signal, code);
+    killGroup(child);
+    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
   }
 
   /** The IPC channel keeps the host alive only while calls are in flight. */
@@ -236,18 +330,30 @@ class ToolProcess {
   }
 }
 
+/** The child leads its own session (see childSpawnOptions): SIGKILL it and everything it started there. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // not a group leader (a launcher without a session of its own), or already gone
+  }
+}
+
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
-  if (!outcome.ok && /Array buffer allocation failed/.test(outcome.error)) {
+  if (!outcome.ok && /Array buffer allocation failed|Failed to allocate memory|ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory|out of memory/i.test(outcome.error)) {
     return { ok: false, error: ToolErrors.memoryLimit(maxMemoryMb) };
   }
   return outcome;
 }
 
-/** What the child is told at start: only the fields of `ChildInit`, never the host functions themselves. */
-function childInit(options: ProcessTierOptions): ChildInit {
-  const { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs, hostFunctions } = options;
-  return { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs, hostFunctionNames: Object.keys(hostFunctions) };
+/** The worker entry, compiled here when toolpool runs from TypeScript sources (the child may not start esbuild). */
+async function precompiledForChild(): Promise<Record<string, string>> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  if (extension !== '.ts') return {};
+  const workerEntry = fileURLToPath(new URL(`../../workers/tool-worker${extension}`, import.meta.url));
+  return { [workerEntry]: await toRunnableModule(workerEntry) };
 }
 
 async function childEntryFile(): Promise<string> {

@@ -1,8 +1,18 @@
+import { PermissionErrors } from '../errors.ts';
 import { COMPILE_CACHE_DIR } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import { workerEntryReadPaths } from '../pool/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../tool.ts';
-import { dependencyRoot, nearestNodeModules, permissionArgv, type Permissions } from './permissions.ts';
+import {
+  dependencyRoot,
+  nearestNodeModules,
+  permissionArgv,
+  permissionSupport,
+  processPermissionArgv,
+  writeRootCovering,
+  type PermissionSupport,
+  type Permissions,
+} from './permissions.ts';
 import type { ChildLauncher } from './child-launcher.ts';
 import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
@@ -21,6 +31,8 @@ export interface TierOptions {
   loadTimeoutMs: number;
   /** The runnable tool module files, so permission-restricted workers may load them. */
   moduleFiles: string[];
+  /** What this Node's permission model can do; measured when not given (tests give it to try the fallbacks). */
+  permissionSupport?: PermissionSupport;
 }
 
 /** The isolation tiers of one executor, each started on first use. */
@@ -28,23 +40,53 @@ export class Tiers {
   #worker: PoolSet | undefined;
   #process: ProcessTier | undefined;
   #sandbox: SandboxTier | undefined;
+  #measuredSupport: PermissionSupport | undefined;
 
   constructor(private readonly options: TierOptions) {}
 
+  /** Measured only when permissions are asked for (it starts a worker once per process). */
+  get #support(): PermissionSupport {
+    return (this.#measuredSupport ??= this.options.permissionSupport ?? permissionSupport());
+  }
+
+  /**
+   * The tier for an isolation level. With permissions on a Node whose
+   * workers refuse the permission flags, the worker tier is the process
+   * tier: the permissions then hold for the whole child process.
+   */
   get(isolation: Isolation): ToolTier {
-    if (isolation === 'process') return (this.#process ??= new ProcessTier(this.processOptions()));
+    this.check(isolation);
     if (isolation === 'sandbox') return this.#sandboxTier();
+    if (this.#runsInProcess(isolation)) return (this.#process ??= new ProcessTier(this.processOptions()));
     return (this.#worker ??= new PoolSet(this.#poolOptions()));
   }
 
+  /** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
+  check(isolation: Isolation): void {
+    const { permissions } = this.options;
+    if (!permissions) return;
+    if (isolation === 'sandbox') return checkSandboxPermissions(permissions);
+    checkPermissionsHere(permissions, this.#runsInProcess(isolation) ? 'process' : 'worker', this.#support);
+  }
+
+  #runsInProcess(isolation: Isolation): boolean {
+    return isolation === 'process' || (this.options.permissions !== undefined && !this.#support.perWorker);
+  }
+
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
-  processOptions(launcher?: ChildLauncher): ProcessTierOptions {
-    const { permissions, moduleFiles } = this.options;
+  processOptions(launcher?: ChildLauncher, permissions = this.options.permissions): ProcessTierOptions {
+    const { permissions: _given, moduleFiles, permissionSupport: _support, ...rest } = this.options;
+    const ownReads = this.#ownReads(moduleFiles);
     return {
-      ...this.#poolOptions(),
+      ...rest,
+      // Never [] under permissions: a worker with an explicit empty execArgv in a restricted process is unrestricted.
+      // Workers that refuse the flags inherit the child's own (which allow nested workers).
+      execArgv: !permissions ? [] : this.#support.perWorker ? permissionArgv(permissions, ownReads, this.#support) : 'inherit',
       ...(launcher ? { launcher } : {}),
-      readPaths: [...this.#ownReads(moduleFiles), ...(permissions?.fsRead ?? [])],
+      childFlags: permissions ? processPermissionArgv(permissions, ownReads, this.#support) : [],
+      readPaths: [...ownReads, ...(permissions?.fsRead ?? [])],
       writePaths: [...(permissions?.fsWrite ?? [])],
+      ...(permissions?.net !== undefined ? { net: permissions.net } : {}),
     };
   }
 
@@ -58,15 +100,24 @@ export class Tiers {
     await Promise.all([this.#worker?.close(), this.#process?.close(), this.#sandbox?.close()]);
   }
 
+  /**
+   * The sandbox tier: the process tier's options with its own launcher. A
+   * `permissions.net` list is enforced by the sandbox's network namespace
+   * and the host-side proxy, so Node's own network permission (25+) is on
+   * for it: the forwarders and the tools must reach the loopback ports.
+   */
   #sandboxTier(): SandboxTier {
-    const net = this.options.permissions?.net;
-    const targets = Array.isArray(net) ? parseNetAllowlist(net) : [];
-    return (this.#sandbox ??= new SandboxTier(withNetFlag(this.processOptions(), targets.length > 0), targets));
+    if (this.#sandbox) return this.#sandbox;
+    const { permissions } = this.options;
+    const targets = Array.isArray(permissions?.net) ? parseNetAllowlist(permissions.net) : [];
+    const forNode = permissions && Array.isArray(permissions.net) ? { ...permissions, net: targets.length > 0 } : permissions;
+    this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets);
+    return this.#sandbox;
   }
 
   #poolOptions() {
-    const { permissions, moduleFiles, ...rest } = this.options;
-    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(moduleFiles)) : [] };
+    const { permissions, moduleFiles, permissionSupport: _support, ...rest } = this.options;
+    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(moduleFiles), this.#support) : [] };
   }
 
   /** What the workers must read to run at all: the worker entry, the tool modules and their packages. */
@@ -76,13 +127,17 @@ export class Tiers {
   }
 }
 
-/**
- * Node 25+ denies the network under its permission model unless told
- * otherwise; a sandbox with a net list must let its forwarders and tools
- * reach the forwarders' loopback ports (the namespace and the host-side
- * proxy are what restrict the network there).
- */
-function withNetFlag(options: ProcessTierOptions, net: boolean): ProcessTierOptions {
-  if (!net || !options.execArgv.length || !process.allowedNodeEnvironmentFlags.has('--allow-net')) return options;
-  return { ...options, execArgv: [...options.execArgv, '--allow-net'], ...(options.childFlags?.length ? { childFlags: [...options.childFlags, '--allow-net'] } : {}) };
+/** The sandbox enforces a net list itself; fsWrite must still not cover the compile cache the host reuses. */
+function checkSandboxPermissions(permissions: Permissions): void {
+  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
 }
+
+/** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
+function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
+  if (Array.isArray(permissions.net)) throw new TypeError(PermissionErrors.netListNeedsSandbox(tier));
+  if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
+  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
+}
+

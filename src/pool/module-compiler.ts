@@ -1,6 +1,6 @@
 import { build, type Plugin } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
@@ -22,6 +22,8 @@ export const COMPILE_CACHE_DIR = join(tmpdir(), `toolpool-modules-${process.getu
  */
 export async function toRunnableModule(file: string): Promise<string> {
   if (!TYPESCRIPT.has(extname(file))) return file;
+  const given = precompiled.get(file);
+  if (given !== undefined) return given;
   const result = await build({
     entryPoints: [file],
     bundle: true,
@@ -36,13 +38,30 @@ export async function toRunnableModule(file: string): Promise<string> {
   const code = result.outputFiles[0]!.text;
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
   const out = join(COMPILE_CACHE_DIR, `${basename(file, extname(file))}-${hash}.mjs`);
-  await writeOnce(out, code);
+  await writeVerified(out, code);
   return out;
 }
 
-async function writeOnce(path: string, contents: string): Promise<void> {
-  if (await stat(path).catch(() => undefined)) return;
-  await mkdir(dirname(path), { recursive: true });
+/**
+ * Files compiled by someone trusted (the host, for the process tier's child,
+ * which may not run esbuild under permissions): source path → compiled path.
+ */
+const precompiled = new Map<string, string>();
+
+export function usePrecompiled(files: Readonly<Record<string, string>>): void {
+  for (const [source, out] of Object.entries(files)) precompiled.set(source, out);
+}
+
+/**
+ * The cache is a shared folder: a tool that could write into it (one
+ * without permissions) could leave a poisoned module under the name a
+ * later executor would load. So an existing file is used only when its
+ * content is exactly what was just compiled; otherwise it is replaced.
+ */
+async function writeVerified(path: string, contents: string): Promise<void> {
+  const existing = await readFile(path, 'utf8').catch(() => undefined);
+  if (existing === contents) return;
+  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   // Write then rename, so a concurrent reader never imports half a file.
   const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   await writeFile(temp, contents);

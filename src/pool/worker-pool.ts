@@ -37,6 +37,8 @@ export interface WorkerPoolOptions {
   hostFunctions: HostFunctions;
   /** How long importing a tool module to read its definition may take. */
   loadTimeoutMs: number;
+  /** V8 code range per worker (the process tier sets it: Node 24+ would reserve 512 MB each under its memory cap). */
+  codeRangeSizeMb?: number;
 }
 
 
@@ -73,7 +75,7 @@ export class WorkerPool {
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
       maxThreads: options.maxWorkers,
       idleTimeout: options.idleTimeoutMs,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb },
+      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, ...(options.codeRangeSizeMb ? { codeRangeSizeMb: options.codeRangeSizeMb } : {}) },
       env: options.env,
       execArgv: options.execArgv,
       workerData: { callTable: this.#table.memory },

@@ -218,7 +218,7 @@ describe('the network allowlist (permissions.net)', () => {
   });
 
   test('a net list outside the sandbox tier, and malformed entries, are refused at createExecutor', async () => {
-    await expect(createExecutor({ tools: [], permissions: { net: ['127.0.0.1:80'] } })).rejects.toThrow(/needs isolation "sandbox"/);
+    await expect(createExecutor({ tools: [], permissions: { net: ['127.0.0.1:80'] } })).rejects.toThrow(/only isolation "sandbox" can enforce/);
     await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['10.0.0.1:80'] } })).rejects.toThrow(/outside 127.0.0.0\/8; list the host by name/);
     await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com'] } })).rejects.toThrow(/must be "host:port"/);
     await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com:0'] } })).rejects.toThrow(/port outside 1-65535/);

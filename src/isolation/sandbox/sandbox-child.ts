@@ -3,7 +3,6 @@
  * process tier's child entry unchanged. Arguments: the forwarder plan as
  * JSON, then the child entry file.
  */
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { ForwardRule } from './net-allowlist.ts';
 import { startForwarders } from './net-forwarder.ts';
@@ -12,30 +11,6 @@ interface SandboxChildPlan {
   socket?: string;
   rules: ForwardRule[];
 }
-
-const O_CLOEXEC = 0o2000000;
-
-/**
- * Descriptors the host process held without close-on-exec pass through
- * spawn, prlimit and bwrap into this process (seen: a pipe of the host's
- * parent). Everything Node and libuv open has O_CLOEXEC, so any other
- * descriptor above stdio and the IPC channel (fd 3) is inherited: close it
- * before any tool code runs.
- */
-function closeInheritedDescriptors(): void {
-  for (const entry of readdirSync('/proc/self/fd')) {
-    const fd = Number(entry);
-    if (fd <= 3) continue;
-    try {
-      const flags = Number.parseInt(/flags:\s*(\d+)/.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '', 8);
-      if (!Number.isNaN(flags) && (flags & O_CLOEXEC) === 0) closeSync(fd);
-    } catch {
-      // gone already (the directory listing's own descriptor)
-    }
-  }
-}
-
-closeInheritedDescriptors();
 
 const [planText = '{"rules":[]}', entry] = process.argv.slice(2);
 const plan = JSON.parse(planText) as SandboxChildPlan;

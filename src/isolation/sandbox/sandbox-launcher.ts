@@ -1,7 +1,7 @@
 import type { StdioOptions } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join } from 'node:path';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toRunnableModule } from '../../pool/module-compiler.ts';
 import { childSpawnOptions, withDataCap, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
@@ -39,13 +39,13 @@ export class SandboxLauncher implements ChildLauncher {
   ) {}
 
   async launch(spec: ChildSpec): Promise<ChildLaunch> {
-    const [runtimeFiles, sandboxEntry, net] = await Promise.all([nodeRuntimeFiles(), sandboxEntryFile(), this.#netPlan(), compileWorkerEntry()]);
+    const [runtimeFiles, sandboxEntry, net] = await Promise.all([nodeRuntimeFiles(), sandboxEntryFile(), this.#netPlan()]);
     const entry = spec.nodeArgs.at(-1)!;
     const flags = spec.nodeArgs.slice(0, -1);
     const plan = JSON.stringify(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] });
     const layout = {
       runtimeFiles,
-      readOnly: [...spec.readPaths, ...toolpoolOwnFolders(), sandboxEntry, entry],
+      readOnly: [...spec.readPaths, sandboxEntry, entry],
       writable: spec.writePaths,
       generated: net?.generated ?? [],
       lowPorts: needsLowPorts(this.targets),
@@ -91,27 +91,6 @@ async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> {
       { source: nsswitchPath, target: '/etc/nsswitch.conf' },
     ],
   };
-}
-
-/**
- * toolpool's own code: the library (src/ or dist/src/) and the worker
- * entry (workers/ beside it). A built child entry imports its siblings from
- * there; from TypeScript sources the child bundles its worker entry from
- * them. Nothing else of the package (its tests, fixtures) is shown.
- */
-function toolpoolOwnFolders(): string[] {
-  const library = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
-  return [library, join(dirname(library), 'workers')];
-}
-
-/**
- * From TypeScript sources the child compiles its worker entry into the
- * compile cache, which is read-only inside the sandbox: compile it here
- * first, so the child finds it written (the same source gives the same file).
- */
-async function compileWorkerEntry(): Promise<void> {
-  if (extname(fileURLToPath(import.meta.url)) !== '.ts') return;
-  await toRunnableModule(join(dirname(toolpoolOwnFolders()[0]!), 'workers', 'tool-worker.ts'));
 }
 
 function sandboxEntryFile(): Promise<string> {

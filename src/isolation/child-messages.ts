@@ -1,0 +1,65 @@
+/**
+ * Every message from the process tier's child is untrusted: a tool that
+ * got hold of the child's main thread could send anything. This checks a
+ * message's shape and types before the host reads a field of it, and
+ * bounds the texts that end up in results.
+ */
+import { serialize } from 'node:v8';
+import { ToolErrors, truncate } from '../errors.ts';
+import type { RunOutcome } from '../runner.ts';
+import { problemWithResult } from '../tool-result.ts';
+import type { ChildToHost } from './process-protocol.ts';
+
+/** Error texts from the child are cut to this many characters. */
+const MAX_ERROR_CHARS = 4_000;
+
+/** Returns the message typed, or a text saying what is wrong with it. */
+export function checkChildMessage(message: unknown): ChildToHost | string {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return 'a message that is not an object';
+  const m = message as Record<string, unknown>;
+  if (m.type === 'ready') return { type: 'ready' };
+  if (!isId(m.id)) return `a "${String(m.type).slice(0, 40)}" message without a valid id`;
+  const id = m.id;
+  switch (m.type) {
+    case 'described':
+      return isObject(m.info) && typeof m.info.name === 'string' ? { type: 'described', id, ok: true, info: m.info as never } : 'a tool description that is not one';
+    case 'prepared':
+      return isObject(m.args) ? { type: 'prepared', id, ok: true, args: m.args } : 'prepared arguments that are not an object';
+    case 'failed':
+      return typeof m.error === 'string' ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'a failure without an error text';
+    case 'update':
+      return isObject(m.partial) ? { type: 'update', id, partial: m.partial as never } : 'an update that is not an object';
+    case 'executed': {
+      const outcome = checkOutcome(m.outcome);
+      return typeof outcome === 'string' ? outcome : { type: 'executed', id, outcome };
+    }
+    case 'host-call':
+      return typeof m.name === 'string' && Array.isArray(m.args) ? { type: 'host-call', id, name: m.name, args: m.args } : 'a host call without a name and argument list';
+    default:
+      return `a message of unknown type ${JSON.stringify(String(m.type).slice(0, 40))}`;
+  }
+}
+
+function checkOutcome(outcome: unknown): RunOutcome | string {
+  if (!isObject(outcome)) return 'an outcome that is not an object';
+  if (outcome.ok === false && typeof outcome.error === 'string') return { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS) };
+  if (outcome.ok === true) return { ok: true, result: outcome.result as never };
+  return 'an outcome that is neither a result nor an error';
+}
+
+/**
+ * A result as the child sent it, checked again on the host: its shape and
+ * its real size against `maxResultBytes` (the child's own check could have
+ * been skipped by whoever sent it).
+ */
+export function checkReceivedOutcome(outcome: RunOutcome, maxResultBytes: number): RunOutcome {
+  if (!outcome.ok) return outcome;
+  const problem = problemWithResult(outcome.result);
+  if (problem) return { ok: false, error: ToolErrors.invalidResult(problem) };
+  const bytes = serialize(outcome.result).byteLength;
+  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes) };
+  return outcome;
+}
+
+const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+
+/**
+ * The data segment Node itself takes in the process tier's child, measured
+ * for the running Node binary instead of assumed: it differs per line (Node
+ * 20 and 22 start at ~50-80 MB, Node 24 and 26 reserve ~560 MB for V8's code
+ * range up front, and every worker thread adds its own). `prlimit --data`
+ * counts all of it, so the child's cap is this plus `maxMemoryMb`.
+ */
+export interface NodeReservation {
+  /** VmData of an idle Node process, in MB. */
+  baseMb: number;
+  /** What one more worker thread (with the pool's code range size) adds, in MB. */
+  perWorkerMb: number;
+}
+
+/** The code range each worker of the child gets: Node 24+ would reserve 512 MB per worker by default. */
+export const CHILD_CODE_RANGE_MB = 64;
+
+/**
+ * Room for what the child does beyond an idle process: piscina and
+ * toolpool's own code, the IPC channel's buffers, loading the tool modules.
+ */
+const CHILD_RUNTIME_SLACK_MB = 64;
+
+const measured = new Map<string, Promise<NodeReservation>>();
+
+/** Measures once per Node binary (a ~0.2 s probe), then answers from the cache. */
+export function nodeReservation(node: string = process.execPath): Promise<NodeReservation> {
+  let reservation = measured.get(node);
+  if (!reservation) {
+    reservation = probe(node);
+    reservation.catch(() => measured.delete(node)); // a failed probe is tried again next time
+    measured.set(node, reservation);
+  }
+  return reservation;
+}
+
+/** The child's data cap in bytes: Node's own share for `workers` threads, plus the tools' budget. */
+export function childDataCapBytes(reservation: NodeReservation, workers: number, maxMemoryMb: number): number {
+  const nodeMb = reservation.baseMb + reservation.perWorkerMb * workers + CHILD_RUNTIME_SLACK_MB;
+  return Math.ceil((nodeMb + maxMemoryMb) * 1024 * 1024);
+}
+
+// Starts two workers one after the other and prints VmData (kB) before and after each.
+const PROBE = `
+const { Worker } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const vmData = () => Number(/VmData:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
+(async () => {
+  const seen = [vmData()];
+  for (let i = 0; i < 2; i++) {
+    const worker = new Worker('require("node:worker_threads").parentPort.postMessage(0); setInterval(() => {}, 1e6)', {
+      eval: true, resourceLimits: { maxOldGenerationSizeMb: 64, codeRangeSizeMb: ${CHILD_CODE_RANGE_MB} },
+    });
+    await new Promise((resolve) => worker.once('message', resolve));
+    seen.push(vmData());
+  }
+  process.stdout.write(JSON.stringify(seen));
+  process.exit(0);
+})();
+`;
+
+function probe(node: string): Promise<NodeReservation> {
+  return new Promise((resolve, reject) => {
+    execFile(node, ['-e', PROBE], { env: {}, timeout: 30_000 }, (error, stdout) => {
+      if (error) return reject(error);
+      try {
+        const [idle, one, two] = (JSON.parse(stdout) as number[]).map((kb) => kb / 1024);
+        resolve({ baseMb: Math.ceil(idle!), perWorkerMb: Math.ceil(Math.max(one! - idle!, two! - one!)) });
+      } catch (parseError) {
+        reject(parseError);
+      }
+    });
+  });
+}
