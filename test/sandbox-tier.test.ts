@@ -3,14 +3,14 @@
  * reused across calls and respawned after it dies, host functions, granted
  * folders, per-tool sandboxing.
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createExecutor as create } from '../src/index.ts';
 import { call, fixture, textOf, useExecutors } from './support/executors.ts';
-import { childPids } from './support/leaks.ts';
+import { childPids, eventually } from './support/leaks.ts';
 
 const createExecutor = useExecutors();
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-sandbox-tier-'));
@@ -133,4 +133,39 @@ describe('the sandbox child', () => {
     expect(result.content[0]!.text).toBe('fd 1: ENXIO; fd 2: ENXIO');
     expect(readFileSync(log, 'utf8')).toContain('the sandboxed tool says hello');
   });
+
+  test('a host killed with SIGKILL takes its sandbox and every process in it along (--die-with-parent, PID namespace)', async () => {
+    const marker = `toolpool-die-with-parent-${process.pid}`;
+    const host = spawn(process.execPath, ['--import', 'tsx', fixture('sandbox-host-then-killed.ts'), marker], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const ready = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        host.stdout!.on('data', (chunk) => (out += chunk) && out.includes('\n') && resolve(out));
+        host.once('exit', (code) => reject(new Error(`host exited early (${code}): ${out}`)));
+      });
+      expect(ready).toMatch(/^ready .*spawned \d+/);
+      const orphans = processesWith(marker).filter((pid) => pid !== host.pid);
+      expect(orphans).toHaveLength(1);
+      // It lives in a PID namespace of its own: its status lists a pid for the host's namespace and one for the sandbox's.
+      expect(readFileSync(`/proc/${orphans[0]}/status`, 'utf8')).toMatch(/^NSpid:\s+\d+\s+\d+\s*$/m);
+    } finally {
+      host.kill('SIGKILL');
+    }
+    expect(await eventually(() => processesWith(marker), (pids) => pids.length === 0)).toEqual([]);
+  });
 });
+
+/** Host processes whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (command.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // ended while we looked
+    }
+  }
+  return pids;
+}

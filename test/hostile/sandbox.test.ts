@@ -21,6 +21,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'toolpool-sandbox-'));
 /** A host folder the sandbox is never given: the test's own fixtures. */
 const besideTheTool = fixture('hostile/hostile.ts');
 const unboundHostPath = fixture(`hostile/sandbox-written-${process.pid}.txt`);
+const compileCacheFile = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`, `poisoned-${process.pid}.mjs`);
+const nodeModulesFile = fixture(`../../node_modules/poisoned-${process.pid}.mjs`);
 const ORPHAN_MARKER = `toolpool-orphan-${process.pid}`;
 
 let hostServer: Server;
@@ -101,6 +103,20 @@ const tableRows: SandboxCase[] = [
     target: () => unboundHostPath,
     expectResult: textMatching(/^failed: (ENOENT|EROFS|ERR_ACCESS_DENIED)$/),
     expectHost: () => expect(existsSync(unboundHostPath)).toBe(false),
+  },
+  {
+    name: "poisoning toolpool's compile cache (a later executor would run it)",
+    fixture: 'sandbox-write.ts',
+    target: () => compileCacheFile,
+    expectResult: textMatching(/^failed: EROFS$/),
+    expectHost: () => expect(existsSync(compileCacheFile)).toBe(false),
+  },
+  {
+    name: 'writing into node_modules',
+    fixture: 'sandbox-write.ts',
+    target: () => nodeModulesFile,
+    expectResult: textMatching(/^failed: EROFS$/),
+    expectHost: () => expect(existsSync(nodeModulesFile)).toBe(false),
   },
   { name: 'spawning a child process: it runs inside the same sandbox', fixture: 'sandbox-spawn.ts', target: () => 'probe', expectResult: (r) => { expect(r.isError).toBe(false); expect(JSON.parse(textOf(r))).toMatchObject({ passwd: false }); } },
   { name: 'spawning a child process with permissions on', fixture: 'spawn-child.ts', options: locked, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted|ENOENT/) },
