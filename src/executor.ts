@@ -35,7 +35,7 @@ export interface ExecutorOptions {
   /** Defaults for every tool; a tool's own `limits` override them. */
   limits?: ToolLimits;
   workers?: WorkerOptions;
-  /** Where module tools run: `'worker'` threads (default) or worker threads of a child `'process'`. A tool may ask for `'process'` itself. */
+  /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
   isolation?: Isolation;
   /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
   permissions?: Permissions;
