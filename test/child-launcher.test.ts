@@ -37,6 +37,6 @@ describe('child launcher', () => {
     const launch = await processLauncher.launch(spec);
     expect(launch.command).toMatch(/prlimit$/);
     expect(launch.args).toEqual(['--data=1234', '/bin/node', '--flag', 'entry.mjs']);
-    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, serialization: 'advanced', stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
   });
 });

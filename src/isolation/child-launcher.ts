@@ -33,7 +33,7 @@ export interface ChildSpec {
 export interface ChildLaunch {
   command: string;
   args: string[];
-  /** Must keep fd 3 as `'ipc'` with `serialization: 'advanced'` (see `childSpawnOptions`). */
+  /** Must keep fd 3 as `'ipc'` with `serialization: 'advanced'`, and fd 2 a pipe (see `childSpawnOptions`). */
   options: SpawnOptions;
   /** Called once after the child exited, to undo what the launch set up (a proxy, a socket). */
   cleanup?: () => void;
@@ -47,14 +47,15 @@ export interface ChildLauncher {
 
 /**
  * The spawn options every launcher starts from: the clean env, no stdin,
- * the ordered structured-clone IPC channel on fd 3 and nothing else
- * inherited, and a session of its own, so a tool's `kill(0)` or a signal
- * to the host's process group does not reach the host.
+ * stderr through a pipe (the host forwards it, and reads "out of memory"
+ * from it to name the memory limit), the ordered structured-clone IPC
+ * channel on fd 3, and a session of its own, so a tool's `kill(0)` or a
+ * signal to the host's process group does not reach the host.
  */
 export function childSpawnOptions(spec: ChildSpec): SpawnOptions {
   return {
     env: spec.env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     serialization: 'advanced',
     detached: true,
   };

@@ -15,13 +15,13 @@ export interface NodeReservation {
 }
 
 /** The code range each worker of the child gets: Node 24+ would reserve 512 MB per worker by default. */
-export const CHILD_CODE_RANGE_MB = 64;
+export const CHILD_CODE_RANGE_MB = 32;
 
 /**
  * Room for what the child does beyond an idle process: piscina and
  * toolpool's own code, the IPC channel's buffers, loading the tool modules.
  */
-const CHILD_RUNTIME_SLACK_MB = 64;
+const CHILD_RUNTIME_SLACK_MB = 48;
 
 const measured = new Map<string, Promise<NodeReservation>>();
 

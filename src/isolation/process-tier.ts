@@ -27,6 +27,9 @@ export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' 
 }
 
 const CLOSE_GRACE_MS = 2_000;
+const STDERR_TAIL_CHARS = 4_096;
+/** How V8 and Node say that the data cap was reached, when they abort instead of throwing. */
+const OUT_OF_MEMORY = /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
 /** How long a child may take to start and answer its init. */
 const START_DEADLINE_MS = 20_000;
 /** Added to every request's own bound before the host gives up on the child. */
@@ -90,8 +93,8 @@ class ToolProcess {
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closing = false;
-  /** Why the host killed the current child, for the calls that die with it. */
-  #killReason: string | undefined;
+  /** The end of the current child's stderr: V8 prints why it aborted there. */
+  #stderrTail = '';
 
   constructor(
     private readonly options: ProcessTierOptions,
@@ -189,8 +192,17 @@ class ToolProcess {
    */
   #kill(error: string, culprit?: number): void {
     if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error });
-    this.#killReason = error;
-    if (this.#child) killGroup(this.#child);
+    const child = this.#child;
+    if (child) this.#retire(child, ToolErrors.processKilledForOther(`another request made it stop: ${error}`));
+    if (child) killGroup(child);
+  }
+
+  /** Forgets the current child at once (the next request starts a new one) and fails what was running in it. */
+  #retire(child: ChildProcess, error: string): void {
+    if (this.#child !== child) return; // an older child; its requests were already failed
+    this.#process = undefined;
+    this.#child = undefined;
+    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
   }
 
   #send(message: HostToChild): void {
@@ -210,7 +222,11 @@ class ToolProcess {
     const launch = await launcher.launch(await this.#spec());
     const child = spawn(launch.command, launch.args, launch.options);
     this.#child = child;
-    this.#killReason = undefined;
+    this.#stderrTail = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    });
     child.on('message', (message: unknown) => this.#onMessage(message, child));
     child.on('exit', (code, signal) => this.#onExit(child, code, signal));
     child.once('exit', () => launch.cleanup?.());
@@ -230,7 +246,8 @@ class ToolProcess {
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(`it exited (${signal ?? code}) during start`));
+        const why = OUT_OF_MEMORY.exec(this.#stderrTail)?.[0];
+        reject(new Error(`it exited (${signal ?? code}) during start${why ? `: ${why}` : ''}`));
       });
       child.send({ type: 'init', init });
     });
@@ -305,16 +322,13 @@ class ToolProcess {
 
   /** Every request still in the dead child gets an error result; the next request starts a new child. */
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.#child !== child) return; // an older child; its requests were already failed
-    this.#process = undefined;
-    this.#child = undefined;
+    killGroup(child); // what the child left running in its session
     const error = this.#closing
       ? ToolErrors.poolClosed()
-      : this.#killReason !== undefined
-        ? ToolErrors.processKilledForOther(`another request made it stop: ${this.#killReason}`)
+      : OUT_OF_MEMORY.test(this.#stderrTail)
+        ? ToolErrors.memoryLimit(this.maxMemoryMb)
         : ToolErrors.processDied(signal, code);
-    killGroup(child);
-    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
+    this.#retire(child, error);
   }
 
   /** The IPC channel keeps the host alive only while calls are in flight. */
@@ -342,7 +356,7 @@ function killGroup(child: ChildProcess): void {
 
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
-  if (!outcome.ok && /Array buffer allocation failed|Failed to allocate memory|ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory|out of memory/i.test(outcome.error)) {
+  if (!outcome.ok && (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))) {
     return { ok: false, error: ToolErrors.memoryLimit(maxMemoryMb) };
   }
   return outcome;

@@ -1,0 +1,312 @@
+/**
+ * Process-tier escapes (issue 9, items 7 and 8): attacks on the child
+ * process, its channel to the host, the compile cache and what the child
+ * inherits. Each case asserts an error result or the safe outcome, that
+ * the host is alive and the next call is served. Where the process tier
+ * cannot stop an attack, the case shows that it is not stopped, as the
+ * README says.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { processLauncher, type ChildLauncher } from '../../src/isolation/child-launcher.ts';
+import { nodeReservation } from '../../src/isolation/node-reservation.ts';
+import { permissionSupport } from '../../src/isolation/permissions.ts';
+import { ProcessTier, type ProcessTierOptions } from '../../src/isolation/process-tier.ts';
+import { Tiers } from '../../src/isolation/tiers.ts';
+import { DEFAULT_LIMITS } from '../../src/limits.ts';
+import { toRunnableModule } from '../../src/pool/module-compiler.ts';
+import type { RunOutcome } from '../../src/runner.ts';
+import { createExecutor as create } from '../../src/index.ts';
+import { call, fixture, textOf, useExecutors } from '../support/executors.ts';
+import { childPids, eventually } from '../support/leaks.ts';
+
+const createExecutor = useExecutors();
+const scratch = mkdtempSync(join(tmpdir(), 'toolpool-process-hostile-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const tsx = ['--import', 'tsx'];
+
+/** A ProcessTier whose first `hostileLaunches` children are the fake child in `mode`; later ones are the real child. */
+function tierWithFakeChild(mode: string, options: Partial<ProcessTierOptions> = {}, hostileLaunches = 1) {
+  let launches = 0;
+  const launcher: ChildLauncher = {
+    name: 'fake',
+    launch(spec) {
+      if (launches++ >= hostileLaunches) return processLauncher.launch(spec);
+      const flags = spec.nodeArgs.slice(0, -1); // the real child's flags, a hostile entry
+      return processLauncher.launch({ ...spec, nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')], env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode } });
+    },
+  };
+  const tier = new ProcessTier({
+    minWorkers: 1,
+    maxWorkers: 1,
+    idleTimeoutMs: 5_000,
+    loadTimeoutMs: 1_000,
+    env: {},
+    execArgv: [],
+    hostFunctions: { echo: async (value: unknown) => value },
+    defaultMemoryMb: 64,
+    launcher,
+    ...options,
+  });
+  return { tier, launches: () => launches };
+}
+
+async function probeRef() {
+  const module = await toRunnableModule(fixture('probe.ts'));
+  return { module, source: module };
+}
+
+const limits = { ...DEFAULT_LIMITS, maxMemoryMb: 64, timeoutMs: 500, abortGraceMs: 100, maxResultBytes: 1 << 20 };
+const run = (tier: ProcessTier, ref: Awaited<ReturnType<typeof probeRef>>, tag = 'next'): Promise<RunOutcome> =>
+  tier.execute({ callId: 'c', args: { action: 'ok', tag }, limits, onUpdate: () => {} }, ref);
+const errorOf = (outcome: RunOutcome) => (outcome.ok ? `(no error: ${JSON.stringify(outcome.result).slice(0, 100)})` : outcome.error);
+
+describe('process tier: a hostile child main thread', () => {
+  test.each([
+    ['forge-later', /broke the protocol \(it sent "executed" for request \d+, which is not open\)/],
+    ['wrong-kind', /broke the protocol \(it sent "described" for request \d+, which expects another reply\)/],
+    ['junk', /broke the protocol \(it sent a message that is not an object\)/],
+    ['bad-outcome', /broke the protocol \(it sent an outcome that is neither a result nor an error\)/],
+    ['oversized-result', /result is \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/],
+  ])('%s: the call gets an error, the child is replaced, the next call is served', async (mode, expected) => {
+    const { tier, launches } = tierWithFakeChild(mode);
+    try {
+      const ref = await probeRef();
+      const outcome = await run(tier, ref, 'attacked');
+      expect(errorOf(outcome)).toMatch(expected);
+      const next = await run(tier, ref);
+      // A broken protocol costs the child (the next call runs in a real one); an oversized result only costs the call.
+      const replaced = mode !== 'oversized-result';
+      expect(next).toEqual({ ok: true, result: expect.objectContaining({ content: [{ type: 'text', text: replaced ? 'ok next' : 'honest' }] }) });
+      expect(launches()).toBe(replaced ? 2 : 1);
+    } finally {
+      await tier.close();
+    }
+  });
+
+  test('an error text of 5 MB arrives cut to a few KB', async () => {
+    const { tier } = tierWithFakeChild('huge-error');
+    try {
+      const outcome = await run(tier, await probeRef());
+      expect(outcome.ok).toBe(false);
+      expect(errorOf(outcome).length).toBeLessThan(5_000);
+    } finally {
+      await tier.close();
+    }
+  });
+
+  test('a child that stops answering: the call ends at the host-side deadline, the child is SIGKILLed, the next call starts a new one', async () => {
+    const { tier, launches } = tierWithFakeChild('silent');
+    try {
+      const ref = await probeRef();
+      const started = Date.now();
+      const outcome = await run(tier, ref);
+      // load (1 s) + timeoutMs (0.5 s) + abortGraceMs (0.1 s) + the 5 s margin
+      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 6600 ms, so it was killed/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(await run(tier, ref)).toMatchObject({ ok: true });
+      expect(launches()).toBe(2);
+    } finally {
+      await tier.close();
+    }
+  }, 30_000);
+
+  test('host functions are looked up as own properties: "constructor" is not Object', async () => {
+    // The fake asks for host function "constructor" at its first execute; the reply must be an error, and nothing may break.
+    const { tier } = tierWithFakeChild('host-proto');
+    const replies: unknown[] = [];
+    try {
+      const ref = await probeRef();
+      void run(tier, ref); // the fake never answers this call; close() ends it
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      replies.push(({} as Record<string, unknown>).polluted);
+      expect(replies).toEqual([undefined]);
+    } finally {
+      await tier.close();
+    }
+  });
+
+  test.skipIf(process.platform !== 'linux')("with permissions, the child's own main thread runs under the same permission flags", async () => {
+    const tiers = new Tiers({
+      minWorkers: 1,
+      maxWorkers: 1,
+      idleTimeoutMs: 1_000,
+      loadTimeoutMs: 5_000,
+      env: {},
+      permissions: { fsRead: [scratch] },
+      hostFunctions: {},
+      defaultMemoryMb: 64,
+      moduleFiles: [(await probeRef()).module, fixture('process-tier/fake-child.mjs')],
+    });
+    const { tier } = tierWithFakeChild('read-passwd', tiers.processOptions(), 1);
+    try {
+      const outcome = await run(tier, await probeRef());
+      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'denied: ERR_ACCESS_DENIED' }] } });
+    } finally {
+      await tier.close();
+    }
+  });
+});
+
+describe('process tier: what a tool can reach from its worker', () => {
+  test('a nested worker with execArgv: [] (unrestricted in a --permission process) is refused', async () => {
+    const executor = await createExecutor({ tools: [fixture('process-tier/nested-worker-empty-argv.ts'), fixture('probe.ts')], permissions: { fsRead: [scratch] } });
+    const { results } = await executor.executeBatch([call('1', 'nested_worker_empty_argv'), call('2', 'probe', { action: 'ok' })]);
+    expect(results[0]!.isError).toBe(true);
+    expect(textOf(results[0]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
+    expect(textOf(results[1]!)).toBe('ok');
+  });
+
+  test("/proc/self/environ shows only the clean env; the host's own environ is readable without permissions, denied with them", async () => {
+    {
+      const open = await createExecutor({ tools: [fixture('process-tier/read-environ.ts')], env: { VISIBLE: 'yes' } });
+      const locked = await createExecutor({ tools: [fixture('process-tier/read-environ.ts')], permissions: { fsRead: [scratch] } });
+      const read = async (executor: typeof open, target: string) => textOf((await executor.executeBatch([call('1', 'read_environ', { target })])).results[0]!);
+      // Only the clean env, plus the IPC variables Node itself sets for the channel.
+      expect((await read(open, 'self')).split('\n').filter((line) => !line.startsWith('NODE_CHANNEL_'))).toEqual(['VISIBLE=yes']);
+      // Not stopped by the process tier without permissions (same user): the sandbox tier's PID namespace stops it.
+      // (procfs shows the environment the host was started with, so PATH stands for any secret in it.)
+      expect(await read(open, 'parent')).toMatch(/^PATH=/m);
+      expect(await read(locked, 'parent')).toBe('denied: ERR_ACCESS_DENIED');
+    }
+  });
+
+  // bash puts the secret on descriptor 300 without close-on-exec (Node marks only its low descriptors close-on-exec).
+  test.skipIf(!existsSync('/bin/bash'))('a secret the host holds on a descriptor without close-on-exec cannot be read by a tool (permissions on)', () => {
+    const secretFile = join(scratch, 'fd-secret.txt');
+    writeFileSync(secretFile, 'FD-SECRET-CONTENT');
+    const command = `exec 300<"$1"; exec "$2" --import tsx "$3" "$4"`;
+    const host = spawnSync('/bin/bash', ['-c', command, 'bash', secretFile, process.execPath, fixture('process-tier/host-with-fd.ts'), scratch], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(host.stderr).not.toMatch(/Error/);
+    expect(host.stdout).toContain('(nothing)');
+    expect(host.stdout).not.toContain('FD-SECRET-CONTENT');
+  });
+
+  test("a tool's kill(0) hits only the child's own session, not the host's process group", async () => {
+    const outcome = await runDetachedHost('group');
+    expect(outcome.stdout).toContain('executor ready');
+    expect(outcome.stdout).toMatch(/host survived: .*isolation process died \(signal SIGKILL\)/);
+    expect(outcome.signal).toBeNull();
+  });
+
+  test('NOT STOPPED by the process tier: process.kill(process.ppid) kills the host (same user; the sandbox tier stops it)', async () => {
+    const outcome = await runDetachedHost('parent');
+    expect(outcome.stdout).toContain('executor ready');
+    expect(outcome.stdout).not.toContain('host survived');
+    expect(outcome.signal).toBe('SIGKILL');
+  });
+});
+
+/** Runs host-signalled.ts in a process group of its own, so a signal to "the host's group" cannot reach this test runner. */
+function runDetachedHost(target: 'group' | 'parent'): Promise<{ stdout: string; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const host = spawn(process.execPath, [...tsx, fixture('process-tier/host-signalled.ts'), target], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    host.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const timer = setTimeout(() => host.kill('SIGKILL'), 60_000);
+    host.on('error', reject);
+    host.on('exit', (_code, signal) => {
+      clearTimeout(timer);
+      resolve({ stdout, signal });
+    });
+  });
+}
+
+describe('process tier: the compile cache', () => {
+  test('a tool that overwrites a compiled module in the cache does not change what a later executor runs', async () => {
+    const victim = fixture('process-tier/victim.ts');
+    const compiled = await toRunnableModule(victim);
+    const attacker = await createExecutor({ tools: [fixture('process-tier/write-file-at.ts')] });
+    const { results } = await attacker.executeBatch([call('1', 'write_file_at', { target: compiled })]);
+    expect(textOf(results[0]!)).toBe('written'); // without permissions the process tier cannot stop the write itself
+    const later = await createExecutor({ tools: [victim], permissions: { fsRead: [scratch] } });
+    const after = await later.executeBatch([call('2', 'victim')]);
+    expect(textOf(after.results[0]!)).toBe('honest');
+  });
+
+  test('with permissions a tool cannot write into the cache, and fsWrite may not cover it', async () => {
+    const compiled = await toRunnableModule(fixture('process-tier/victim.ts'));
+    const locked = await createExecutor({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsRead: [scratch], fsWrite: [scratch] } });
+    const { results } = await locked.executeBatch([call('1', 'write_file_at', { target: compiled })]);
+    expect(results[0]!.isError).toBe(true);
+    expect(textOf(results[0]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
+    await expect(create({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsWrite: [tmpdir()] } })).rejects.toThrow(
+      /permissions.fsWrite .* contains toolpool's compile cache/,
+    );
+  });
+});
+
+describe('process tier: the memory cap on this line', () => {
+  test("Node's own reservation is measured, and maxMemoryMb is what a tool's Buffers get: half fits, twice is the limit", async () => {
+    const reservation = await nodeReservation();
+    console.log(`Node ${process.version}: idle VmData ${reservation.baseMb} MB, +${reservation.perWorkerMb} MB per worker`);
+    expect(reservation.baseMb).toBeGreaterThan(10);
+    const executor = await createExecutor({ tools: [fixture('process-tier/buffer-alloc.ts'), fixture('probe.ts')], limits: { maxMemoryMb: 128 } });
+    const { results } = await executor.executeBatch([call('1', 'buffer_alloc', { mb: 64 })]);
+    expect(textOf(results[0]!)).toBe('allocated 64 MB');
+    const bomb = await executor.executeBatch([call('2', 'buffer_alloc', { mb: 256 }), call('3', 'probe', { action: 'ok' })]);
+    expect(bomb.results[0]!.isError).toBe(true);
+    expect(textOf(bomb.results[0]!)).toMatch(/memory limit \(maxMemoryMb: 128 MB\)/);
+    expect(textOf(bomb.results[1]!)).toBe('ok');
+    const next = await executor.executeBatch([call('4', 'buffer_alloc', { mb: 32 })]);
+    expect(textOf(next.results[0]!)).toBe('allocated 32 MB');
+  });
+});
+
+describe('permissions per line', () => {
+  test('the worker tier takes the permission flags on this line (so module tools are never run unrestricted)', () => {
+    const support = permissionSupport();
+    expect(support.perWorker).toBe(true);
+    expect(support.stableFlag).toBe(process.allowedNodeEnvironmentFlags.has('--permission'));
+  });
+
+  test('where workers refuse the flags, tools of the worker tier run restricted in the process tier', async () => {
+    const tiers = new Tiers({
+      minWorkers: 1,
+      maxWorkers: 1,
+      idleTimeoutMs: 1_000,
+      loadTimeoutMs: 5_000,
+      env: {},
+      permissions: { fsRead: [scratch] },
+      hostFunctions: {},
+      defaultMemoryMb: 64,
+      moduleFiles: [],
+      permissionSupport: { ...permissionSupport(), perWorker: false },
+    });
+    try {
+      expect(tiers.get('worker')).toBeInstanceOf(ProcessTier);
+      expect(tiers.get('worker')).toBe(tiers.get('process'));
+    } finally {
+      await tiers.close();
+    }
+  });
+
+  // Only Node 25+ has a network permission; before it the next test shows the refusal instead.
+  test.runIf(permissionSupport().net).each(['worker', 'process'] as const)('Node 25+, %s tier: network denied under permissions unless net: true', async (isolation) => {
+    const denied = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch] } });
+    const allowed = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch], net: true } });
+    const reach = async (executor: typeof denied) => textOf((await executor.executeBatch([call('1', 'connect')])).results[0]!);
+    expect(await reach(denied)).toBe('ERR_ACCESS_DENIED');
+    expect(await reach(allowed)).toBe('ECONNREFUSED'); // reached the network; nothing listens on port 9
+  });
+
+  // Node 25+ can enforce net: false; the test above shows it there.
+  test.runIf(!permissionSupport().net)('before Node 25: net: false cannot be enforced, so it is refused with what to do', async () => {
+    await expect(create({ tools: [fixture('probe.ts')], permissions: { net: false } })).rejects.toThrow(/net: false cannot be enforced on Node v\d+.*Node 25 or later.*sandbox/);
+  });
+
+  test('a host:port list needs the sandbox tier', async () => {
+    await expect(create({ tools: [fixture('probe.ts')], permissions: { net: ['api.example.com:443'] } })).rejects.toThrow(/permissions.net lists hosts, which only isolation "sandbox" can enforce/);
+    await expect(create({ tools: [], permissions: { net: 'yes' as never } })).rejects.toThrow(/permissions.net must be true, false, or a list of 'host:port' strings/);
+  });
+});
+
+test('nothing is left running', async () => {
+  expect(await eventually(childPids, (pids) => pids.length === 0)).toEqual([]);
+});
