@@ -8,6 +8,14 @@ import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import type { ChildLauncher } from '../src/isolation/child-launcher.ts';
+import { ProcessTier } from '../src/isolation/process-tier.ts';
+import { Tiers } from '../src/isolation/tiers.ts';
+import { checkSandboxSupport } from '../src/isolation/sandbox/bwrap-support.ts';
+import { SandboxLauncher } from '../src/isolation/sandbox/sandbox-launcher.ts';
+import { DEFAULT_LIMITS } from '../src/limits.ts';
+import { toRunnableModule } from '../src/pool/module-compiler.ts';
+import type { RunOutcome } from '../src/runner.ts';
 import { createExecutor as create } from '../src/index.ts';
 import { call, fixture, textOf, useExecutors } from './support/executors.ts';
 import { childPids, eventually } from './support/leaks.ts';
@@ -152,6 +160,57 @@ describe('the sandbox child', () => {
       host.kill('SIGKILL');
     }
     expect(await eventually(() => processesWith(marker), (pids) => pids.length === 0)).toEqual([]);
+  });
+});
+
+describe('a hostile child main thread inside the sandbox (as if a tool had taken it over)', () => {
+  /** A sandbox tier whose first child runs the process tier's fake child entry (inside bwrap), later ones the real entry. */
+  async function tierWithFakeChild(mode: string) {
+    const sandbox = new SandboxLauncher(await checkSandboxSupport(), []);
+    let launches = 0;
+    const launcher: ChildLauncher = {
+      name: 'sandbox',
+      launch(spec) {
+        if (launches++ > 0) return sandbox.launch(spec);
+        const fake = fixture('process-tier/fake-child.mjs');
+        return sandbox.launch({ ...spec, nodeArgs: [...spec.nodeArgs.slice(0, -1), fake], env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode } });
+      },
+    };
+    // The options the executor would give its sandbox tier (what the child reads: node_modules, the compile cache, the module).
+    const module = await toRunnableModule(fixture('probe.ts'));
+    const tiers = new Tiers({ minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5_000, loadTimeoutMs: 1_000, env: {}, hostFunctions: {}, defaultMemoryMb: 64, moduleFiles: [module] });
+    const tier = new ProcessTier(tiers.processOptions(launcher));
+    return { tier, launches: () => launches, close: () => tier.close().then(() => sandbox.close()) };
+  }
+  const limits = { ...DEFAULT_LIMITS, maxMemoryMb: 64, timeoutMs: 500, abortGraceMs: 100, maxResultBytes: 1 << 20 };
+  const run = async (tier: ProcessTier): Promise<RunOutcome> => {
+    const module = await toRunnableModule(fixture('probe.ts'));
+    return tier.execute({ callId: 'c', args: { action: 'ok', tag: 'next' }, limits, onUpdate: () => {} }, { module, source: module });
+  };
+
+  test.each([
+    ['forge-later', /broke the protocol \(it sent "executed" for request \d+, which is not open\)/],
+    ['junk', /broke the protocol \(it sent a message that is not an object\)/],
+    ['silent', /did not answer the execute request within \d+ ms, so it was killed/],
+  ])('%s: checked on the host like the process tier, the child is replaced, the next call is served', async (mode, expected) => {
+    const { tier, launches, close } = await tierWithFakeChild(mode);
+    try {
+      const outcome = await run(tier);
+      expect(outcome.ok ? 'no error' : outcome.error).toMatch(expected);
+      expect(await run(tier)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'ok next' }] } });
+      expect(launches()).toBe(2);
+    } finally {
+      await close();
+    }
+  });
+
+  test("even the child's main thread finds no /etc/passwd", async () => {
+    const { tier, close } = await tierWithFakeChild('read-passwd');
+    try {
+      expect(await run(tier)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'denied: ENOENT' }] } });
+    } finally {
+      await close();
+    }
   });
 });
 
