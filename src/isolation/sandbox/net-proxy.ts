@@ -11,6 +11,8 @@ const HEADER_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Open tunnels at most, so a sandbox cannot exhaust the host's descriptors. */
 const MAX_TUNNELS = 64;
+/** close() waits this long at most for the server to let go. */
+const CLOSE_TIMEOUT_MS = 1_000;
 
 /**
  * The sandbox's only way out: an HTTP CONNECT proxy on a Unix socket in a
@@ -47,7 +49,10 @@ export class NetProxy {
 
   async close(): Promise<void> {
     for (const socket of this.#tunnels) socket.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_TIMEOUT_MS).unref();
+      this.#server.close(() => (clearTimeout(timer), resolve()));
+    });
     await rm(this.folder, { recursive: true, force: true });
   }
 
@@ -96,7 +101,9 @@ export class NetProxy {
     client.on('close', () => upstream.destroy());
   }
 
+  /** Tracked to be destroyed on close(); unref'd, so a tunnel a tool leaves open does not keep the host alive. */
   #track(socket: Socket): void {
+    socket.unref();
     this.#tunnels.add(socket);
     socket.once('close', () => this.#tunnels.delete(socket));
   }
