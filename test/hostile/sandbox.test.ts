@@ -25,6 +25,8 @@ const compileCacheFile = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?
 const nodeModulesFile = fixture(`../../node_modules/poisoned-${process.pid}.mjs`);
 const ORPHAN_MARKER = `toolpool-orphan-${process.pid}`;
 
+const ABSTRACT_SOCKET = `toolpool-abstract-${process.pid}`;
+let abstractServer: Server;
 let hostServer: Server;
 let otherServer: Server;
 let hostPort = 0;
@@ -33,9 +35,12 @@ let otherPort = 0;
 beforeAll(async () => {
   [hostServer, hostPort] = await listen('hello from the host');
   [otherServer, otherPort] = await listen('the other port');
+  // A host service on an abstract Unix socket (as X11 and D-Bus use): those belong to the network namespace.
+  abstractServer = createServer((_request, response) => response.end('abstract'));
+  await new Promise<void>((resolve) => abstractServer.listen(`\0${ABSTRACT_SOCKET}`, resolve));
 });
 afterAll(async () => {
-  await Promise.all([hostServer, otherServer].map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all([hostServer, otherServer, abstractServer].map((server) => new Promise((resolve) => server.close(resolve))));
   rmSync(scratch, { recursive: true, force: true });
   rmSync(unboundHostPath, { force: true });
 });
@@ -142,6 +147,7 @@ const sandboxRows: SandboxCase[] = [
   { name: 'reading a file beside the tool that was not granted', fixture: 'sandbox-read.ts', target: () => besideTheTool, expectResult: textMatching(/^failed: ENOENT$/) },
   { name: 'reaching a host port on 127.0.0.1', fixture: 'sandbox-connect.ts', target: () => `127.0.0.1:${hostPort}`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
   { name: 'fetching from a host port on 127.0.0.1', fixture: 'sandbox-fetch.ts', target: () => `http://127.0.0.1:${hostPort}/`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
+  { name: 'reaching a host service on an abstract Unix socket', fixture: 'sandbox-connect.ts', target: () => `unix:@${ABSTRACT_SOCKET}`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
   { name: 'reaching the internet by address', fixture: 'sandbox-connect.ts', target: () => '1.1.1.1:443', expectResult: textMatching(/^failed: ENETUNREACH$/) },
   { name: 'resolving a name (no DNS inside)', fixture: 'sandbox-fetch.ts', target: () => 'http://example.com/', expectResult: textMatching(/^failed: (EAI_AGAIN|ENOTFOUND)$/) },
   {
