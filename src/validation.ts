@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 
@@ -8,7 +9,20 @@ import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
  * `useDefaults` fills schema defaults; `allErrors` lets one error result name
  * every wrong field at once (S4).
  */
-const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false, logger: { log: console.log, warn: warnOnce, error: console.error } });
+// `email`, `uri`, `date-time`, `uuid`, … are checked, not only shown to the model.
+// ajv-formats is CommonJS: under NodeNext its default import is module.exports, whose `default` is the plugin.
+ajvFormats.default(ajv);
+
+const warned = new Set<string>();
+
+/** Ajv repeats a warning (an unknown format) each time it meets it; say it once per process. */
+function warnOnce(...parts: unknown[]): void {
+  const text = parts.map(String).join(' ');
+  if (warned.has(text)) return;
+  warned.add(text);
+  console.warn(ConfigErrors.schemaWarning(text));
+}
 
 export type ValidationOutcome =
   | { ok: true; args: Record<string, unknown> }

@@ -20,6 +20,8 @@ export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' 
   launcher?: ChildLauncher;
   /** Flags of the child's own Node process, before its entry file: its permission flags. */
   childFlags?: string[];
+  /** Load child-worker-guard first in the child (with permissions: no unrestricted worker even from its main thread). */
+  guardWorkers?: boolean;
   /** What the child must read and write besides Node itself; see `ChildSpec`. */
   readPaths?: string[];
   writePaths?: string[];
@@ -210,11 +212,14 @@ class ToolProcess {
   }
 
   #started(): Promise<ChildProcess> {
-    this.#process ??= this.#spawn().catch((error: unknown) => {
-      this.#process = undefined;
+    if (this.#process) return this.#process;
+    const starting: Promise<ChildProcess> = this.#spawn().catch((error: unknown) => {
+      // Only this start is forgotten: a child killed while starting may already have a successor.
+      if (this.#process === starting) this.#process = undefined;
       throw error;
     });
-    return this.#process;
+    this.#process = starting;
+    return starting;
   }
 
   async #spawn(): Promise<ChildProcess> {
@@ -256,10 +261,11 @@ class ToolProcess {
 
   async #spec(): Promise<ChildSpec> {
     const entry = await childEntryFile();
-    const { env, childFlags = [], readPaths = [], writePaths = [], net, maxWorkers } = this.options;
+    const { env, childFlags = [], readPaths = [], writePaths = [], net, maxWorkers, guardWorkers } = this.options;
+    const guard = guardWorkers ? [`--import=${await childModule('child-worker-guard')}`] : [];
     return {
       node: process.execPath,
-      nodeArgs: [...childFlags, entry],
+      nodeArgs: [...childFlags, ...guard, entry],
       env,
       memoryCapBytes: childDataCapBytes(await nodeReservation(), maxWorkers, this.maxMemoryMb),
       maxMemoryMb: this.maxMemoryMb,
@@ -370,7 +376,12 @@ async function precompiledForChild(): Promise<Record<string, string>> {
   return { [workerEntry]: await toRunnableModule(workerEntry) };
 }
 
-async function childEntryFile(): Promise<string> {
+function childEntryFile(): Promise<string> {
+  return childModule('process-child');
+}
+
+/** A module of this folder as a file the child can load (compiled into the cache when running from sources). */
+async function childModule(name: string): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  return toRunnableModule(fileURLToPath(new URL(`./process-child${extension}`, import.meta.url)));
+  return toRunnableModule(fileURLToPath(new URL(`./${name}${extension}`, import.meta.url)));
 }

@@ -84,6 +84,7 @@ export class Tiers {
       execArgv: !permissions ? [] : this.#support.perWorker ? permissionArgv(permissions, ownReads, this.#support) : 'inherit',
       ...(launcher ? { launcher } : {}),
       childFlags: permissions ? processPermissionArgv(permissions, ownReads, this.#support) : [],
+      guardWorkers: permissions !== undefined && this.#support.perWorker,
       readPaths: [...ownReads, ...(permissions?.fsRead ?? [])],
       writePaths: [...(permissions?.fsWrite ?? [])],
       ...(permissions?.net !== undefined ? { net: permissions.net } : {}),
