@@ -132,6 +132,8 @@ export const ConfigErrors = {
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
   schemaWarning: (message: string) => `toolpool: ${message} (a format toolpool does not know is shown to the model but not checked)`,
+  patternNotLinear: (pattern: string, reason: string) =>
+    `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,

@@ -1,8 +1,10 @@
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ConfigErrors, preview } from './errors.ts';
+import { MIN_MEMORY_MB } from './limits.ts';
 import type { ExecutorOptions, WorkerOptions } from './executor.ts';
 import type { Permissions } from './isolation/permissions.ts';
+import type { ToolInfo } from './tool-info.ts';
 import type { ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
@@ -48,7 +50,7 @@ type Described<T> = { [K in keyof Required<T>]: TSchema };
 
 const limitsProperties = {
   timeoutMs: Optional(PositiveNumber()),
-  maxMemoryMb: Optional(PositiveNumber()),
+  maxMemoryMb: Optional(Type.Number({ minimum: MIN_MEMORY_MB, expected: `a number of megabytes >= ${MIN_MEMORY_MB}` })),
   maxResultBytes: Optional(PositiveNumber()),
   abortGraceMs: Optional(PositiveNumber()),
 } satisfies Described<ToolLimits>;
@@ -110,6 +112,26 @@ const toolProperties = {
 export const ToolDefinitionSchema = Options(toolProperties, 'an object');
 
 /**
+ * A module tool's definition as its worker reports it. The worker runs the
+ * tool's code, so the host checks this again before it uses any of it: the
+ * sizes are bounded because the host compiles the schema and shows the
+ * texts to a model.
+ */
+const toolInfoProperties = {
+  name: toolProperties.name,
+  description: Type.String({ maxLength: 64 * 1024, expected: 'a string of at most 64 KiB' }),
+  parameters: toolProperties.parameters,
+  label: Optional(Type.String({ maxLength: 256, expected: 'a string of at most 256 characters' })),
+  executionMode: ExecutionModeSchema,
+  limits: LimitsSchema,
+  isolation: Optional(ISOLATION),
+  hasPrepare: Type.Boolean({ expected: 'a boolean' }),
+  hasExecute: Type.Boolean({ expected: 'a boolean' }),
+} satisfies Described<ToolInfo>;
+
+const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');
+
+/**
  * Its own Ajv instance: no coercion or defaults (options are taken as
  * given), NaN and Infinity are not numbers, and `verbose` gives each error
  * its schema, for `expected` and the list of known keys. Ajv is imported on
@@ -129,6 +151,7 @@ async function optionsAjv(): Promise<AjvInstance> {
 
 let executorValidator: Promise<ValidateFunction> | undefined;
 let toolValidator: Promise<ValidateFunction> | undefined;
+let toolInfoValidator: Promise<ValidateFunction> | undefined;
 
 const compile = async (schema: TSchema) => (await (ajvInstance ??= optionsAjv())).compile(schema);
 
@@ -143,6 +166,13 @@ export async function checkExecutorOptions(options: unknown): Promise<void> {
 export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
   const validate = await (toolValidator ??= compile(ToolDefinitionSchema));
   if (validate(tool)) return [];
+  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
+}
+
+/** Checks a definition a worker reported; resolves to the problems (empty when it is valid). */
+export async function toolInfoProblems(info: unknown): Promise<string[]> {
+  const validate = await (toolInfoValidator ??= compile(ToolInfoSchema));
+  if (validate(info)) return [];
   return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
 }
 

@@ -9,7 +9,8 @@ import { toRunnableModule } from './pool/module-compiler.ts';
 import type { ModuleTask } from './pool/protocol.ts';
 import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
-import { describeTool, type ToolInfo } from './tool-info.ts';
+import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
+import { strongerIsolation } from './isolation/strength.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 
@@ -105,12 +106,13 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
   } catch (error) {
     throw await withSyntaxLocation(ref.source, error);
   }
-  const tier = context.tiers.get(info.isolation ?? context.isolation);
+  info = await checkToolInfo(info, where);
+  const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
   const limits = resolveLimits(context.limits, info.limits);
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
     limits,
     runner: {
       prepare: (raw) => tier.prepare(ref, raw, limits),

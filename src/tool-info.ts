@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors } from './errors.ts';
-import { toolDefinitionProblems } from './options-schema.ts';
+import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
 import type { ExecutionMode, Isolation, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
@@ -40,6 +40,42 @@ export async function describeTool(value: unknown, where: string): Promise<ToolI
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
   };
+}
+
+/** The most a module tool's schema may hold, serialized, and how deeply it may nest. */
+const MAX_SCHEMA_BYTES = 256 * 1024;
+const MAX_SCHEMA_DEPTH = 64;
+
+/**
+ * The host's own check of a definition a worker reported: the worker runs
+ * the tool's code, so whatever it sends is untrusted. Throws a message
+ * naming `where` and every problem.
+ */
+export async function checkToolInfo(value: unknown, where: string): Promise<ToolInfo> {
+  const problems = await toolInfoProblems(value);
+  if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
+  const info = value as ToolInfo;
+  const schemaProblem = schemaSizeProblem(info.parameters);
+  if (schemaProblem) throw new Error(ConfigErrors.invalidSchema(where, schemaProblem));
+  return info;
+}
+
+function schemaSizeProblem(schema: unknown): string | undefined {
+  if (depthOver(schema, MAX_SCHEMA_DEPTH)) return `it nests deeper than ${MAX_SCHEMA_DEPTH} levels`;
+  const bytes = JSON.stringify(schema).length;
+  return bytes > MAX_SCHEMA_BYTES ? `it is ${bytes} bytes as JSON, over the ${MAX_SCHEMA_BYTES} bytes a tool schema may have` : undefined;
+}
+
+/** Iterative, so a hostile depth cannot overflow the host's stack. */
+function depthOver(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** A limits object the options schema accepted, without the keys left undefined. */
