@@ -302,7 +302,7 @@ describe('permissions per line', () => {
 
   test('a host:port list needs the sandbox tier', async () => {
     await expect(create({ tools: [fixture('probe.ts')], permissions: { net: ['api.example.com:443'] } })).rejects.toThrow(/permissions.net lists hosts, which only isolation "sandbox" can enforce/);
-    await expect(create({ tools: [], permissions: { net: 'yes' as never } })).rejects.toThrow(/permissions.net must be true, false, or a list of 'host:port' strings/);
+    await expect(create({ tools: [], permissions: { net: 'yes' as never } })).rejects.toThrow(/permissions.net must be true, false or an array of "host:port"/);
   });
 });
 
