@@ -183,3 +183,16 @@ export function preview(value: unknown, max = 500): string {
 export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
 }
+
+/** What the adapters (toolpool/mcp, toolpool/ai-sdk, `toolpool serve`) say outside a tool result. */
+export const AdapterErrors = {
+  httpNotFound: (path: string) => `Not found: ${path}. The MCP endpoint is /mcp.`,
+  httpForbiddenHost: (host: string) =>
+    `Forbidden: Host "${host}" is not this machine. toolpool serve --http answers only requests to 127.0.0.1, localhost or [::1].`,
+  httpForbiddenOrigin: (origin: string) =>
+    `Forbidden: Origin "${origin}" is not a local page. toolpool serve --http answers only local clients.`,
+  httpSessionNotFound: () => 'Session not found: it was closed or never existed. Start a new session with an initialize request.',
+  httpFailed: (message: string) => `The MCP request failed: ${message}`,
+  mcpSdkMissing: (message: string) =>
+    `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
+} as const;

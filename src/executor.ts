@@ -46,6 +46,8 @@ export interface ExecutorOptions {
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
   readonly definitions: ToolSchema[];
+  /** Each tool's `label` (UI metadata, S2) by tool name, for tools that have one; never sent to a model. */
+  readonly labels: ReadonlyMap<string, string>;
   subscribe(listener: Listener<ToolEvent>): () => void;
   executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;
   close(): Promise<void>;
@@ -116,6 +118,7 @@ function workerCounts(workers: WorkerOptions | undefined) {
 
 class ToolExecutor implements Executor {
   readonly definitions: ToolSchema[];
+  readonly labels: ReadonlyMap<string, string>;
   readonly #events = new OrderedEmitter<ToolEvent>();
   readonly #hooks = new HookQueue();
   #closed = false;
@@ -130,6 +133,7 @@ class ToolExecutor implements Executor {
       description: info.description,
       parameters: info.parameters,
     }));
+    this.labels = new Map([...tools.values()].flatMap(({ info }) => (info.label !== undefined ? [[info.name, info.label] as const] : [])));
   }
 
   subscribe(listener: Listener<ToolEvent>): () => void {

@@ -205,4 +205,11 @@ describe('label (S2)', () => {
     expect(textOf(a.results[0]!)).toBe('42');
     expect({ ...a.results[0]!, timestamp: 0 }).toEqual({ ...b.results[0]!, timestamp: 0 });
   });
+
+  test('executor.labels gives UIs each label by tool name, and nothing for a tool without one', async () => {
+    const base = { description: 'd', parameters: Type.Object({}), execute: () => ({ content: [] }) };
+    const executor = await createExecutor({ tools: [defineTool({ ...base, name: 'a', label: 'Tool A' }), defineTool({ ...base, name: '__proto__' })] });
+    expect([...executor.labels]).toEqual([['a', 'Tool A']]);
+    expect(executor.labels.get('__proto__')).toBeUndefined();
+  });
 });

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { demoCommand } from './demo.ts';
 import { CliError, oneLineMessage } from './errors.ts';
 import { runCommand } from './run.ts';
+import { toolpoolVersion } from '../version.ts';
 
 const mainHelp = `Usage: toolpool <command> [options]
 
@@ -10,6 +10,7 @@ Run an LLM agent's tools in a worker pool.
 Commands:
   demo    A scripted agent run with the example tools (no network, no key)
   run     An agent run against a real model (OpenAI, Anthropic, or a compatible server)
+  serve   Serve tools to MCP clients (Claude Desktop, Claude Code, Cursor, the MCP Inspector)
   help    Show help for a command
 
 Options:
@@ -21,6 +22,8 @@ Run "toolpool <command> --help" for a command's options.`;
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   demo: (argv) => demoCommand(argv),
   run: (argv) => runCommand(argv),
+  // Loaded on demand: it needs @modelcontextprotocol/sdk, an optional peer dependency.
+  serve: async (argv) => (await import('./serve.ts')).serveCommand(argv),
 };
 
 /** The `toolpool` command. Returns the exit code; errors become one line on stderr. */
@@ -46,7 +49,7 @@ async function dispatch(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === '-v' || command === '--version') {
-    process.stdout.write(`${version()}\n`);
+    process.stdout.write(`${toolpoolVersion()}\n`);
     return 0;
   }
   if (command === 'help') {
@@ -58,16 +61,4 @@ async function dispatch(argv: string[]): Promise<number> {
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) throw new CliError(`unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. Run "toolpool --help".`, 2);
   return run(rest);
-}
-
-function version(): string {
-  for (const path of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'toolpool') return pkg.version ?? 'unknown';
-    } catch {
-      // Try the next layout (source or dist).
-    }
-  }
-  return 'unknown';
 }

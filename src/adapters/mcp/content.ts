@@ -1,0 +1,21 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Content, ToolResultMessage } from '../../index.ts';
+
+type McpContent = CallToolResult['content'][number];
+
+/** toolpool's text and image parts are MCP's text and image content, field for field. */
+export function toMcpContent(content: readonly Content[]): McpContent[] {
+  return content.map((part) =>
+    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', data: part.data, mimeType: part.mimeType },
+  );
+}
+
+/**
+ * A finished call as an MCP tool result. An error result (validation, a
+ * throw, a crash, a limit) stays a result with `isError: true` and
+ * toolpool's text, so the model reads what went wrong; `details` is for
+ * logs and UIs and is not sent (S6).
+ */
+export function toCallToolResult(message: ToolResultMessage): CallToolResult {
+  return { content: toMcpContent(message.content), isError: message.isError };
+}

@@ -1,0 +1,36 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Executor } from '../../index.ts';
+import { toolpoolVersion } from '../../version.ts';
+import { callTool } from './call-tool.ts';
+import { listTools } from './tool-list.ts';
+
+/** What the MCP server needs of an executor: its tools and `executeBatch`. */
+export type McpExecutor = Pick<Executor, 'definitions' | 'labels' | 'executeBatch'>;
+
+export interface McpServerOptions {
+  /** The server name clients show (default "toolpool"). */
+  name?: string;
+  /** The server version clients show (default: toolpool's version). */
+  version?: string;
+}
+
+/**
+ * An MCP server (of the official SDK) that serves the executor's tools.
+ * Connect it to a transport (`await server.connect(new StdioServerTransport())`);
+ * closing it does not close the executor.
+ *
+ * The tools are served through low-level handlers on `server.server`
+ * because their schemas are JSON Schema already, while `registerTool` takes
+ * Zod schemas. So do not add tools with `registerTool` to the returned server;
+ * resources and prompts can be added as usual.
+ */
+export function createMcpServer(executor: McpExecutor, options: McpServerOptions = {}): McpServer {
+  const server = new McpServer({ name: options.name ?? 'toolpool', version: options.version ?? toolpoolVersion() });
+  // Declared on the low-level server, not in McpServer's options: those would install McpServer's own
+  // tool handlers, and a later registerTool() should fail loudly rather than add a tool nobody serves.
+  server.server.registerCapabilities({ tools: {} });
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(executor) }));
+  server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(executor, request, extra));
+  return server;
+}

@@ -1,0 +1,239 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { eventually } from '../support/leaks.ts';
+import { childrenOf, exited, isAlive, response, sendLine, SERVED_TOOLS, startServe, waitForLine, type ServeChild } from '../support/mcp-serve.ts';
+
+// These tests speak JSON-RPC lines to `toolpool serve` themselves instead of
+// using the SDK client, so they see the exact order on the wire and how the
+// process ends when nobody kills it.
+
+const started: ServeChild[] = [];
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function serve(args: string[]): ServeChild {
+  const child = startServe(args);
+  started.push(child);
+  return child;
+}
+
+async function initialize(child: ServeChild): Promise<void> {
+  sendLine(child, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-test', version: '1.0.0' } },
+  });
+  await response(child, 1);
+  sendLine(child, { jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+function callTool(child: ServeChild, id: number, name: string, args: object, progressToken?: string): void {
+  sendLine(child, {
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(progressToken !== undefined ? { _meta: { progressToken } } : {}) },
+  });
+}
+
+/** Every stdout line the child writes, parsed. */
+function stdoutMessages(child: ServeChild): Array<Record<string, unknown>> {
+  const messages: Array<Record<string, unknown>> = [];
+  let rest = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line.trim()) messages.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  return messages;
+}
+
+describe('toolpool serve over stdio, on the wire', () => {
+  test('every progress notification is written before the result, counted 1..n, with the update text', async () => {
+    const child = serve(['--tools', 'tools/hash.ts']);
+    const messages = stdoutMessages(child);
+    await initialize(child);
+    callTool(child, 2, 'hash', { text: 'x', rounds: 50_000, progressSteps: 4 }, 'tok');
+    await response(child, 2);
+    const forCall = messages.filter((m) => m.id === 2 || m.method === 'notifications/progress');
+    expect(forCall.map((m) => (m.id === 2 ? 'result' : (m.params as { progress: number; message: string }).message))).toEqual(['25%', '50%', '75%', '100%', 'result']);
+    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([1, 2, 3, 4].map((progress) => expect.objectContaining({ progressToken: 'tok', progress })));
+    child.stdin!.end();
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+  });
+
+  test('stdout carries only the protocol: logs go to stderr', async () => {
+    const child = serve(['--tools', 'tools/calculator.ts']);
+    const messages = stdoutMessages(child);
+    await initialize(child);
+    callTool(child, 2, 'calculator', { expression: '1 + 1' });
+    await response(child, 2);
+    child.stdin!.end();
+    await exited(child);
+    expect(messages.every((m) => m.jsonrpc === '2.0')).toBe(true);
+    expect(child.stderrText).toMatch(/toolpool serve: 1 tool\(s\) \(calculator\) on stdio/);
+    expect(child.stderrText).toMatch(/toolpool serve: ✓ calculator \d+ ms/);
+  });
+});
+
+describe('toolpool serve stops cleanly', () => {
+  // The worker tier has threads only (perhaps esbuild's service process as a child); the process tier has children.
+  test.each(['worker', 'process'])('%s tier: when stdin closes it exits by itself (code 0) and leaves no child process', async (tier) => {
+    const child = serve(['--tools', 'tools/hash.ts', '--isolation', tier]);
+    await initialize(child);
+    callTool(child, 2, 'hash', { text: 'x', rounds: 10 });
+    expect(await response(child, 2)).toMatchObject({ result: { isError: false } });
+    const children = childrenOf(child.pid!);
+    if (tier === 'process') expect(children.length).toBeGreaterThan(0);
+    const closedAt = Date.now();
+    child.stdin!.end();
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+    // bin/toolpool.js forces an exit 2 s after main() returns should a handle remain; this one needed none.
+    expect(Date.now() - closedAt).toBeLessThan(1_500);
+    expect(child.stderrText).toContain('stopping: stdin closed');
+    expect(await eventually(() => children.filter(isAlive), (alive) => alive.length === 0)).toEqual([]);
+  });
+
+  test.each(['worker', 'process'])('%s tier: on SIGTERM during a busy loop it kills the loop, exits 0 and leaves no child process', async (tier) => {
+    const child = serve([...SERVED_TOOLS, '--isolation', tier]);
+    const messages = stdoutMessages(child);
+    await initialize(child);
+    callTool(child, 2, 'spin', {}, 'p');
+    // Its "spinning" update says the loop is running.
+    await eventually(() => messages.some((m) => m.method === 'notifications/progress'), Boolean, 20_000);
+    const children = childrenOf(child.pid!);
+    if (tier === 'process') expect(children.length).toBeGreaterThan(0);
+    child.kill('SIGTERM');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+    expect(child.stderrText).toContain('stopping: SIGTERM');
+    expect(await eventually(() => children.filter(isAlive), (alive) => alive.length === 0)).toEqual([]);
+  });
+
+  test('over HTTP, on SIGINT it exits 0', async () => {
+    const child = serve(['--tools', 'tools/calculator.ts', '--http', '0']);
+    await waitForLine(child, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+    child.kill('SIGINT');
+    expect(await exited(child)).toEqual({ code: 0, signal: null });
+    expect(child.stderrText).toContain('stopping: SIGINT');
+  });
+});
+
+describe('toolpool serve --http refuses what is not a local MCP client', () => {
+  test('another path is 404; a foreign Host or Origin is 403 (DNS rebinding)', async () => {
+    const child = serve(['--tools', 'tools/calculator.ts', '--http', '0']);
+    const url = await waitForLine(child, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const post = (target: string, headers: Record<string, string> = {}) =>
+      fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+    expect((await post(url.replace('/mcp', '/other'))).status).toBe(404);
+    const evilOrigin = await post(url, { origin: 'http://evil.example' });
+    expect(evilOrigin.status).toBe(403);
+    expect(((await evilOrigin.json()) as { error: { message: string } }).error.message).toContain('Origin "http://evil.example" is not a local page');
+    // fetch() will not send another Host header; node:http will.
+    expect(await statusWithHost(url, 'evil.example')).toBe(403);
+    expect((await post(url, { 'mcp-session-id': 'no-such-session' })).status).toBe(404);
+    expect((await post(url)).status).toBe(200);
+    child.kill('SIGTERM');
+    await exited(child);
+  });
+});
+
+function statusWithHost(url: string, host: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, (incoming) => {
+      incoming.resume();
+      resolve(incoming.statusCode);
+    });
+    outgoing.on('error', reject);
+    outgoing.end('{}');
+  });
+}
+
+describe('toolpool serve usage', () => {
+  async function run(args: string[]) {
+    const child = serve(args);
+    child.stdin!.end();
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const { code } = await exited(child);
+    return { code, stdout, stderr: child.stderrText };
+  }
+
+  test('--help prints usage; no --tools or a bad --http is a usage error (exit 2)', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Usage: toolpool serve --tools <file\|folder>\.\.\.[\s\S]*--http <port>[\s\S]*--isolation/);
+    const noTools = await run([]);
+    expect(noTools.code).toBe(2);
+    expect(noTools.stderr).toMatch(/^toolpool: missing --tools/);
+    const badPort = await run(['--tools', 'tools/calculator.ts', '--http', '99999']);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toMatch(/--http must be a port number/);
+  });
+
+  test('a port already in use is a one-line error (exit 1), and the process exits at once', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const child = serve(['--tools', 'tools/calculator.ts', '--http', String(port)]);
+      const line = await waitForLine(child, /^(toolpool: .*)$/m).catch(() => child.stderrText);
+      const reportedAt = Date.now();
+      const { code } = await exited(child);
+      expect(code).toBe(1);
+      expect(line).toMatch(new RegExp(`^toolpool: --http ${port}: cannot listen on 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE`));
+      // bin/toolpool.js would force an exit 2 s after the error should anything still hold the process.
+      expect(Date.now() - reportedAt).toBeLessThan(1_500);
+    } finally {
+      taken.close();
+    }
+  });
+
+  test('--isolation is passed to the executor, which names the tiers it has when one is unknown (exit 1)', async () => {
+    const bad = await run(['--tools', 'tools/calculator.ts', '--isolation', 'moon']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^toolpool: createExecutor: option isolation must be .*"worker"/);
+  });
+});
+
+describe('toolpool serve --allow-read / --allow-write', () => {
+  test('tools run under the permission model: only the given paths can be read or written', async () => {
+    const readable = await mkdtemp(join(tmpdir(), 'toolpool-read-'));
+    const writable = await mkdtemp(join(tmpdir(), 'toolpool-write-'));
+    try {
+      await writeFile(join(readable, 'note.txt'), 'hello from the readable folder');
+      const child = serve([
+        '--tools', 'test/fixtures/hostile/read-file.ts', '--tools', 'test/fixtures/hostile/write-file.ts',
+        '--allow-read', readable, '--allow-write', writable,
+      ]);
+      await initialize(child);
+      const calls: Array<[string, string]> = [
+        ['read_any_file', join(readable, 'note.txt')],
+        ['read_any_file', '/etc/passwd'],
+        ['write_any_file', join(writable, 'out.txt')],
+        ['write_any_file', join(readable, 'out.txt')],
+      ];
+      calls.forEach(([name, target], index) => callTool(child, index + 2, name, { target }));
+      const results = await Promise.all(calls.map((_, index) => response(child, index + 2)));
+      const outcome = results.map((r) => {
+        const { isError, content } = r.result as { isError: boolean; content: Array<{ text: string }> };
+        return `${isError ? 'error' : 'ok'}: ${content[0]!.text}`;
+      });
+      expect(outcome[0]).toBe('ok: hello from the readable folder');
+      expect(outcome[1]).toMatch(/^error: .*(ERR_ACCESS_DENIED|restricted)/);
+      expect(outcome[2]).toBe(`ok: wrote ${join(writable, 'out.txt')}`);
+      expect(outcome[3]).toMatch(/^error: .*(ERR_ACCESS_DENIED|restricted)/);
+      child.stdin!.end();
+      expect(await exited(child)).toEqual({ code: 0, signal: null });
+    } finally {
+      await rm(readable, { recursive: true, force: true });
+      await rm(writable, { recursive: true, force: true });
+    }
+  });
+});

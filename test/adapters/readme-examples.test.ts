@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { MockLanguageModelV4 } from 'ai/test';
+import { describe, expect, test } from 'vitest';
+import { root } from '../support/mcp-serve.ts';
+
+const readme = readFileSync(`${root}/README.md`, 'utf8');
+
+/** The `// #region readme` part of an examples file, with its relative imports written as a user writes them. */
+function quoted(file: string, subpath: string): string {
+  const source = readFileSync(`${root}/${file}`, 'utf8');
+  const region = /\/\/ #region readme\n([\s\S]*?)\/\/ #endregion/.exec(source)![1]!;
+  return region.replaceAll("'../../index.ts'", "'toolpool'").replaceAll("'./index.ts'", `'toolpool/${subpath}'`);
+}
+
+// `ai` 7 declares engines node >=22; its example runs there only.
+const unsupportedNode = Number(process.versions.node.split('.')[0]) < 22;
+
+describe('README examples', () => {
+  test.each([
+    ['src/adapters/mcp/mcp.examples.ts', 'mcp'],
+    ['src/adapters/ai-sdk/ai-sdk.examples.ts', 'ai-sdk'],
+  ])('the README quotes %s as it is (and it has under 25 lines)', (file, subpath) => {
+    const code = quoted(file, subpath);
+    expect(readme).toContain(`\`\`\`ts\n${code}\`\`\``);
+    expect(code.trimEnd().split('\n').length).toBeLessThan(25);
+  });
+
+  test('the MCP example runs: an SDK client lists and calls its tools, and it exits when stdin closes', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'src/adapters/mcp/mcp.examples.ts'],
+      cwd: root,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'readme-test', version: '1.0.0' });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['hash', 'calculator']);
+    const result = await client.callTool({ name: 'calculator', arguments: { expression: '2 ^ 10' } });
+    expect(result.content).toEqual([{ type: 'text', text: '2 ^ 10 = 1024' }]);
+    const pid = transport.pid!;
+    const closing = Date.now();
+    await client.close();
+    // The SDK transport sends SIGTERM only after 2 s; the example exited on its own before that.
+    expect(Date.now() - closing).toBeLessThan(2_000);
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  test.skipIf(unsupportedNode)('the AI SDK example runs with the SDK mock model', async () => {
+    const { hashWithModel } = await import('../../src/adapters/ai-sdk/ai-sdk.examples.ts');
+    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: [{ type: 'tool-call', toolCallId: 'h', toolName: 'hash', input: JSON.stringify({ text: 'hello', rounds: '1000' }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage,
+          warnings: [],
+        },
+        { content: [{ type: 'text', text: 'Here is the digest.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
+      ],
+    });
+    expect(await hashWithModel(model)).toBe('Here is the digest.');
+    const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) => (message.role === 'tool' ? message.content : []));
+    expect(sent).toEqual([expect.objectContaining({ type: 'tool-result', output: { type: 'text', value: expect.stringMatching(/^[0-9a-f]{64}$/) } })]);
+  });
+});
