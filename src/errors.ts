@@ -76,6 +76,27 @@ export const PermissionErrors = {
     'Grant a folder that does not contain it.',
 } as const;
 
+/**
+ * The sandbox tier's messages: what is missing, how to get it, and which
+ * tier to use until then.
+ */
+export const SandboxErrors = {
+  notLinux: (platform: string) =>
+    `createExecutor: isolation "sandbox" runs tools inside bubblewrap, which needs Linux (this is ${platform}). ` +
+    'Use isolation: "process" here.',
+  bwrapMissing: () =>
+    'createExecutor: isolation "sandbox" needs bubblewrap (the bwrap command), which was not found on PATH. ' +
+    'Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) ' +
+    'or use isolation: "process" meanwhile.',
+  bwrapRefused: (bwrap: string, reason: string) =>
+    `createExecutor: isolation "sandbox" needs bubblewrap, but ${bwrap} could not create a sandbox (${reason}). ` +
+    'The kernel may refuse user namespaces: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, ' +
+    'or the AppArmor user-namespace restriction on Ubuntu 24.04+. Use isolation: "process" meanwhile.',
+  badNetEntry: (entry: string, problem: string) =>
+    `createExecutor: permissions.net entry ${JSON.stringify(entry).slice(0, 200)} ${problem}`,
+  netRefused: (target: string) => `toolpool sandbox: ${target} is not in permissions.net`,
+} as const;
+
 /** The agent loop's messages. Texts that end up in a tool result are read by the model. */
 export const AgentErrors = {
   busy: () =>

@@ -35,7 +35,7 @@ export interface ExecutorOptions {
   /** Defaults for every tool; a tool's own `limits` override them. */
   limits?: ToolLimits;
   workers?: WorkerOptions;
-  /** Where module tools run: `'worker'` threads (default) or worker threads of a child `'process'`. A tool may ask for `'process'` itself. */
+  /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
   isolation?: Isolation;
   /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
   permissions?: Permissions;
@@ -72,7 +72,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
   });
   try {
     tiers.check(checked.isolation);
+    // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
+    await tiers.ready(checked.isolation);
     const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await tiers.ready('sandbox');
     return new ToolExecutor(tools, tiers, checked);
   } catch (error) {
     await tiers.close();

@@ -27,7 +27,7 @@ export interface ToolResult<TDetails = unknown> {
 }
 
 export type ExecutionMode = 'parallel' | 'sequential';
-export type Isolation = 'worker' | 'process';
+export type Isolation = 'worker' | 'process' | 'sandbox';
 
 /** Limits for one call; any field left out falls back to the executor's. */
 export interface ToolLimits {

@@ -1,7 +1,7 @@
 import type { Isolation } from '../tool.ts';
 
 /** How much each tier hides from a tool; a stronger tier stops everything a weaker one does. */
-const STRENGTH: Record<Isolation, number> = { worker: 0, process: 1 };
+const STRENGTH: Record<Isolation, number> = { worker: 0, process: 1, sandbox: 2 };
 
 /**
  * The tier a module tool runs in: the executor's, or a stronger one the tool

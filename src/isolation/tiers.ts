@@ -15,6 +15,8 @@ import {
 } from './permissions.ts';
 import type { ChildLauncher } from './child-launcher.ts';
 import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
+import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
+import { SandboxTier } from './sandbox/sandbox-tier.ts';
 import type { ToolTier } from './tier.ts';
 
 export interface TierOptions {
@@ -37,6 +39,7 @@ export interface TierOptions {
 export class Tiers {
   #worker: PoolSet | undefined;
   #process: ProcessTier | undefined;
+  #sandbox: SandboxTier | undefined;
   #measuredSupport: PermissionSupport | undefined;
 
   constructor(private readonly options: TierOptions) {}
@@ -53,6 +56,7 @@ export class Tiers {
    */
   get(isolation: Isolation): ToolTier {
     this.check(isolation);
+    if (isolation === 'sandbox') return this.#sandboxTier();
     if (this.#runsInProcess(isolation)) return (this.#process ??= new ProcessTier(this.processOptions()));
     return (this.#worker ??= new PoolSet(this.#poolOptions()));
   }
@@ -60,7 +64,9 @@ export class Tiers {
   /** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
   check(isolation: Isolation): void {
     const { permissions } = this.options;
-    if (permissions) checkPermissionsHere(permissions, this.#runsInProcess(isolation) ? 'process' : 'worker', this.#support);
+    if (!permissions) return;
+    if (isolation === 'sandbox') return checkSandboxPermissions(permissions);
+    checkPermissionsHere(permissions, this.#runsInProcess(isolation) ? 'process' : 'worker', this.#support);
   }
 
   #runsInProcess(isolation: Isolation): boolean {
@@ -68,8 +74,8 @@ export class Tiers {
   }
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
-  processOptions(launcher?: ChildLauncher): ProcessTierOptions {
-    const { permissions, moduleFiles, permissionSupport: _support, ...rest } = this.options;
+  processOptions(launcher?: ChildLauncher, permissions = this.options.permissions): ProcessTierOptions {
+    const { permissions: _given, moduleFiles, permissionSupport: _support, ...rest } = this.options;
     const ownReads = this.#ownReads(moduleFiles);
     return {
       ...rest,
@@ -85,8 +91,29 @@ export class Tiers {
     };
   }
 
+  /** Settles once the tiers in use can run: rejects when the sandbox tier is asked for and bubblewrap cannot start. */
+  async ready(isolation: Isolation): Promise<void> {
+    if (isolation === 'sandbox') this.#sandboxTier();
+    await this.#sandbox?.ready;
+  }
+
   async close(): Promise<void> {
-    await Promise.all([this.#worker?.close(), this.#process?.close()]);
+    await Promise.all([this.#worker?.close(), this.#process?.close(), this.#sandbox?.close()]);
+  }
+
+  /**
+   * The sandbox tier: the process tier's options with its own launcher. A
+   * `permissions.net` list is enforced by the sandbox's network namespace
+   * and the host-side proxy, so Node's own network permission (25+) is on
+   * for it: the forwarders and the tools must reach the loopback ports.
+   */
+  #sandboxTier(): SandboxTier {
+    if (this.#sandbox) return this.#sandbox;
+    const { permissions } = this.options;
+    const targets = Array.isArray(permissions?.net) ? parseNetAllowlist(permissions.net) : [];
+    const forNode = permissions && Array.isArray(permissions.net) ? { ...permissions, net: targets.length > 0 } : permissions;
+    this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets);
+    return this.#sandbox;
   }
 
   #poolOptions() {
@@ -99,6 +126,12 @@ export class Tiers {
     const packageFolders = moduleFiles.map(nearestNodeModules).filter((dir): dir is string => dir !== undefined);
     return [COMPILE_CACHE_DIR, ...workerEntryReadPaths(), dependencyRoot(), ...moduleFiles, ...packageFolders];
   }
+}
+
+/** The sandbox enforces a net list itself; fsWrite must still not cover the compile cache the host reuses. */
+function checkSandboxPermissions(permissions: Permissions): void {
+  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
 }
 
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */

@@ -1,0 +1,99 @@
+import type { StdioOptions } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { toRunnableModule } from '../../pool/module-compiler.ts';
+import { childSpawnOptions, withDataCap, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
+import { bwrapArgs, type GeneratedFile } from './bwrap-args.ts';
+import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarget } from './net-allowlist.ts';
+import { NetProxy } from './net-proxy.ts';
+import { nodeRuntimeFiles } from './node-libraries.ts';
+import { sandboxStdio } from './sandbox-stdio.ts';
+
+/** Where the host-side proxy's socket appears inside the sandbox. */
+const SANDBOX_SOCKET = '/run/toolpool/net.sock';
+
+/** What the sandbox's network looks like: the host-side proxy and the files that point names at the forwarders. */
+interface NetPlan {
+  proxy: NetProxy;
+  rules: ForwardRule[];
+  generated: GeneratedFile[];
+  folder: string;
+}
+
+/**
+ * Starts the process tier's child inside bubblewrap: the same node binary
+ * (process.execPath) and flags, the same entry, the same clean env and data
+ * cap, but in a sandbox that shows only what the spec says the child reads
+ * and writes. One launcher per sandbox tier; the network proxy it starts on
+ * first use serves every sandbox of that tier until `close()`.
+ */
+export class SandboxLauncher implements ChildLauncher {
+  readonly name = 'sandbox';
+  #net: Promise<NetPlan | undefined> | undefined;
+
+  constructor(
+    private readonly bwrap: string,
+    private readonly targets: readonly NetTarget[],
+  ) {}
+
+  async launch(spec: ChildSpec): Promise<ChildLaunch> {
+    const [runtimeFiles, sandboxEntry, net] = await Promise.all([nodeRuntimeFiles(), sandboxEntryFile(), this.#netPlan()]);
+    const entry = spec.nodeArgs.at(-1)!;
+    const flags = spec.nodeArgs.slice(0, -1);
+    const plan = JSON.stringify(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] });
+    const layout = {
+      runtimeFiles,
+      readOnly: [...spec.readPaths, sandboxEntry, entry],
+      writable: spec.writePaths,
+      generated: net?.generated ?? [],
+      lowPorts: needsLowPorts(this.targets),
+      workingDirectory: process.cwd(),
+    };
+    const inner = [spec.node, ...flags, sandboxEntry, plan, entry];
+    const { command, args } = withDataCap(spec.memoryCapBytes, this.bwrap, bwrapArgs(layout, inner));
+    const stdio = await sandboxStdio();
+    const options = { ...childSpawnOptions(spec), stdio: ['ignore', stdio.stdout, stdio.stderr, 'ipc'] as StdioOptions };
+    return { command, args, options, cleanup: () => void stdio.close() };
+  }
+
+  async close(): Promise<void> {
+    const net = await this.#net?.catch(() => undefined);
+    this.#net = undefined;
+    if (!net) return;
+    await net.proxy.close();
+    await rm(net.folder, { recursive: true, force: true });
+  }
+
+  #netPlan(): Promise<NetPlan | undefined> {
+    this.#net ??= this.targets.length === 0 ? Promise.resolve(undefined) : startNet(this.targets);
+    return this.#net;
+  }
+}
+
+async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> {
+  const proxy = await NetProxy.start(targets);
+  const { rules, hosts } = forwardRules(targets);
+  const folder = await mkdtemp(join(tmpdir(), 'toolpool-sandbox-etc-'));
+  const hostsPath = join(folder, 'hosts');
+  const nsswitchPath = join(folder, 'nsswitch.conf');
+  await writeFile(hostsPath, hostsFile(hosts));
+  // Names resolve from the sandbox's /etc/hosts only: there is no DNS inside.
+  await writeFile(nsswitchPath, 'hosts: files\n');
+  return {
+    proxy,
+    rules,
+    folder,
+    generated: [
+      { source: proxy.socketPath, target: SANDBOX_SOCKET },
+      { source: hostsPath, target: '/etc/hosts' },
+      { source: nsswitchPath, target: '/etc/nsswitch.conf' },
+    ],
+  };
+}
+
+function sandboxEntryFile(): Promise<string> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  return toRunnableModule(fileURLToPath(new URL(`./sandbox-child${extension}`, import.meta.url)));
+}

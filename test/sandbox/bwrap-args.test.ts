@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'vitest';
+import { bwrapArgs, type SandboxLayout } from '../../src/isolation/sandbox/bwrap-args.ts';
+import { parseLdd } from '../../src/isolation/sandbox/node-libraries.ts';
+
+const layout: SandboxLayout = {
+  runtimeFiles: ['/usr/bin/node', '/lib/x86_64-linux-gnu/libc.so.6'],
+  readOnly: ['/srv/app/tools/calc.mjs', '/srv/app/node_modules', '/tmp/toolpool-modules-0'],
+  writable: ['/srv/app/scratch'],
+  generated: [{ source: '/tmp/toolpool-net-x/net.sock', target: '/run/toolpool/net.sock' }],
+  lowPorts: false,
+  workingDirectory: '/srv/app',
+};
+
+describe('bwrap command line', () => {
+  test('every namespace, a session of its own, dies with the host, no capabilities, no nested user namespaces, never --as-pid-1', () => {
+    const args = bwrapArgs(layout, ['/usr/bin/node', 'entry.mjs']);
+    for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--disable-userns']) {
+      expect(args).toContain(flag);
+    }
+    expect(args.join(' ')).toContain('--cap-drop ALL');
+    expect(args).not.toContain('--as-pid-1');
+    expect(args).not.toContain('--cap-add');
+    expect(args.slice(-3)).toEqual(['--', '/usr/bin/node', 'entry.mjs']);
+  });
+
+  test('an empty root: own /proc, minimal /dev, private /tmp, then only the listed paths, parents before children', () => {
+    const args = bwrapArgs(layout, ['node']).join(' ');
+    expect(args).toContain('--proc /proc --dev /dev --perms 1777 --tmpfs /tmp');
+    expect(args).toContain('--ro-bind /usr/bin/node /usr/bin/node');
+    expect(args).toContain('--bind-try /srv/app/scratch /srv/app/scratch');
+    expect(args).toContain('--ro-bind /tmp/toolpool-net-x/net.sock /run/toolpool/net.sock');
+    expect(args.indexOf('--tmpfs /tmp')).toBeLessThan(args.indexOf('/tmp/toolpool-modules-0'));
+    expect(args.indexOf('/srv/app/node_modules')).toBeLessThan(args.indexOf('/srv/app/tools/calc.mjs'));
+    expect(args).not.toMatch(/--(ro-)?bind(-try)? \/ \//);
+  });
+
+  test('a port below 1024 trades --disable-userns for CAP_NET_BIND_SERVICE (the forwarder must listen there)', () => {
+    const args = bwrapArgs({ ...layout, lowPorts: true }, ['node']).join(' ');
+    expect(args).toContain('--cap-drop ALL --cap-add CAP_NET_BIND_SERVICE');
+    expect(args).not.toContain('--disable-userns');
+  });
+
+  test("ldd's output gives every library and the loader", () => {
+    const output = [
+      '\tlinux-vdso.so.1 (0x00007ffd)',
+      '\tlibdl.so.2 => /lib/x86_64-linux-gnu/libdl.so.2 (0x00007f1)',
+      '\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2)',
+      '\t/lib64/ld-linux-x86-64.so.2 (0x00007f3)',
+    ].join('\n');
+    expect(parseLdd(output)).toEqual(['/lib/x86_64-linux-gnu/libdl.so.2', '/lib/x86_64-linux-gnu/libc.so.6', '/lib64/ld-linux-x86-64.so.2']);
+  });
+});
