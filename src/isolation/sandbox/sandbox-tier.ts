@@ -36,6 +36,10 @@ export class SandboxTier implements ToolTier {
     return (await this.#tier).tier.prepare(ref, raw, limits);
   }
 
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    return (await this.#tier).tier.needsApproval(ref, args, limits);
+  }
+
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     let tier: ProcessTier;
     try {
