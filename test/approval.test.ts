@@ -114,7 +114,7 @@ describe('executeBatch: approvals', () => {
     expect(batch.pending).toEqual([{ toolCallId: 'big', toolName: 'transfer', args: { amount: 500 } }]);
   });
 
-  for (const isolation of ['worker', 'process'] as const) {
+  for (const isolation of ['worker', 'process', 'sandbox'] as const) {
     test(`a module tool's needsApproval runs in its ${isolation} tier, not on the main thread`, async () => {
       const executor = await createExecutor({ tools: [fixture('pay.ts')], isolation });
       const batch = await executor.executeBatch([call('c1', 'pay', { amount: 10, to: 'ann' }), call('c2', 'pay', { amount: 1000, to: 'bob' })], {
