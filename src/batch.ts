@@ -154,7 +154,7 @@ export class BatchRun {
   async #prepareThenValidate(state: CallState, tool: RegisteredTool, raw: Record<string, unknown>): Promise<string | undefined> {
     let args: unknown;
     try {
-      args = await tool.runner.prepare(raw);
+      args = await tool.runner.prepare(raw, this.options.signal);
     } catch (error) {
       return ToolErrors.prepareFailed(state.call.name, errorMessage(error));
     }

@@ -107,7 +107,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     validate: compileArgumentValidator(info.name, where, info.parameters),
     limits,
     runner: {
-      prepare: (raw) => tier.prepare(ref, raw, limits),
+      prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),
       execute: (job) => tier.execute(job, ref),
     },
   };

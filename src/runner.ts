@@ -15,6 +15,6 @@ export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: 
 
 /** How the executor reaches a tool's code, wherever it runs. */
 export interface ToolRunner {
-  prepare(raw: Record<string, unknown>): Promise<Record<string, unknown>>;
+  prepare(raw: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>>;
   execute(job: RunJob): Promise<RunOutcome>;
 }
