@@ -29,6 +29,7 @@ import {
 } from '../src/pool/protocol.ts';
 import type { Tool } from '../src/tool.ts';
 import { liveLeftovers, trackLeftovers } from './leftovers.ts';
+import { disableInspector } from './no-inspector.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
 import { RunningCall } from './running-call.ts';
@@ -44,13 +45,14 @@ const channel = new MessageChannel();
 const port = channel.port1;
 const hello: WorkerHello = { [WORKER_HELLO]: true, port: channel.port2 };
 parentPort!.postMessage(hello, [channel.port2]);
+// Left referenced, so a tool finds it among its active handles like any other port: the host trusts nothing posted on it.
 port.on('message', onHostMessage);
-port.unref();
 
 const hostReplies = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextHostCall = 1;
 
 trackLeftovers(currentCall);
+disableInspector();
 process.on('uncaughtException', attributeToCall);
 process.on('unhandledRejection', attributeToCall);
 resetRealmBaseline();
@@ -124,6 +126,7 @@ function execute(task: ExecuteTask): undefined | Promise<undefined> {
     loadTool(task),
     (loaded) => {
       resetRealmBaseline();
+      postOnPort(port, { t: 'loaded', runId: task.runId });
       return finish(runCall(task, loaded));
     },
     (error: unknown) => void postOnPort(port, { t: 'result', runId: task.runId, ok: false, error: boundText(errorMessage(error)) }),

@@ -14,6 +14,8 @@ export function parseWorkerMessage(message: unknown): WorkerMessage | string {
   switch (t) {
     case 'start':
       return typeof (message as { loading?: unknown }).loading === 'boolean' ? (message as WorkerMessage) : 'a start message without "loading"';
+    case 'loaded':
+      return message as WorkerMessage;
     case 'update':
       return typeof (message as { partial?: unknown }).partial === 'object' ? (message as WorkerMessage) : 'an update without a partial result';
     case 'result':

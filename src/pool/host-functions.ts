@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { ToolErrors, errorMessage } from '../errors.ts';
+import { ToolErrors, boundText, errorMessage } from '../errors.ts';
 import type { HostFunctions } from '../tool.ts';
 import type { HostCallMessage, HostReplyMessage } from './protocol.ts';
 
@@ -34,7 +34,8 @@ export class HostFunctionTable {
     }
     pending.then(
       (value) => reply(port, { t: 'host-reply', id: message.id, ok: true, value }, message.name),
-      (error: unknown) => reply(port, { t: 'host-reply', id: message.id, ok: false, error: ToolErrors.hostFunctionFailed(message.name, errorMessage(error)) }),
+      // The host's own error text, as a host function in process would reject with it (bounded).
+      (error: unknown) => reply(port, { t: 'host-reply', id: message.id, ok: false, error: boundText(errorMessage(error)) }),
     );
   }
 }

@@ -107,6 +107,13 @@ export class PoolCall implements Stoppable {
     }
   }
 
+  /** The module finished importing: the tool runs from now, and its timeout counts from now. */
+  loaded(): void {
+    if (!this.#loading) return;
+    this.#loading = false;
+    this.#startedAt = Date.now();
+  }
+
   /** Returns a protocol problem, or undefined. */
   receiveUpdate(partial: ToolResult): string | undefined {
     this.received++;

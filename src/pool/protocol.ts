@@ -57,7 +57,7 @@ export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: s
 export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
 
 /** Worker → host on the worker's channel. */
-export type WorkerMessage = StartMessage | UpdateMessage | ResultMessage | HostCallMessage;
+export type WorkerMessage = StartMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage;
 
 /** Sent when the worker takes the call, before any of the tool's code runs. */
 export interface StartMessage {
@@ -65,6 +65,12 @@ export interface StartMessage {
   runId: number;
   /** The tool module is not imported yet: its import is bounded by loadTimeoutMs on top of timeoutMs. */
   loading: boolean;
+}
+
+/** After a start with `loading`: the module is imported and the tool runs now; its timeout counts from here. */
+export interface LoadedMessage {
+  t: 'loaded';
+  runId: number;
 }
 
 export interface UpdateMessage {

@@ -110,6 +110,8 @@ export class WorkerChannel {
         if (problem) return this.retire(problem, true);
         return message.retire ? this.retire(message.retire, false) : undefined;
       }
+      case 'loaded':
+        return call.loaded();
       case 'host-call':
         return this.owner.hostFunctions.answer(message, this.port);
     }

@@ -13,6 +13,7 @@ import { PoolCall, type CallControls } from './pool-call.ts';
 import { WORKER_HELLO, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
 import { randomRunId } from './run-ids.ts';
 import { WorkerWatch } from './worker-watch.ts';
+import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
 import { WorkerChannel, type ChannelOwner } from './worker-channel.ts';
 
 export interface WorkerPoolOptions {
@@ -67,6 +68,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     this.loadTimeoutMs = options.loadTimeoutMs;
     // Emitted on the next tick after any Worker is created: before it can post anything.
     process.on('worker', this.#onWorker);
+    guardNodeWorkerMessages();
     this.#piscina = new Piscina({
       filename: workerFile,
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
@@ -83,6 +85,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // Without a listener an 'error' event would kill the host; errors here are
     // already turned into call results, so a stray one is only reported.
     this.#piscina.on('error', (error: unknown) => process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`));
+    guardPiscinaReplies(this.#piscina);
     this.#watch = new WorkerWatch(this);
   }
 
@@ -255,6 +258,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (!port) return void worker.terminate();
     const channel = new WorkerChannel(worker, port, this);
     this.#channels.set(worker, channel);
+    onWorkerViolation(worker, (reason) => channel.retire(reason, true));
     // A replacement worker (after a crash or a kill) imports the tools now,
     // not when a call arrives: importing a module can take a hundred milliseconds and more.
     if (this.#modules.size > 0) channel.post({ t: 'preload', preload: [...this.#modules] });
