@@ -41,12 +41,20 @@ export function trackLeftovers(current: AsyncLocalStorage<ResourceOwner>): void 
   } as Parameters<typeof createHook>[0]).enable();
 }
 
-/** How many of the owner's resources are still alive (timers that fired or were cleared do not count). */
-export function liveLeftovers(owner: ResourceOwner): number {
-  let live = 0;
+/**
+ * What the owner left alive: `certain` counts timers and immediates that
+ * have not fired or been cleared; `uncertain` counts other resources whose
+ * destroy hook has not run yet (it runs batched, a turn later, so a file
+ * request that just completed still shows here).
+ */
+export function liveLeftovers(owner: ResourceOwner): { certain: number; uncertain: number } {
+  let certain = 0;
+  let uncertain = 0;
   for (const asyncId of owner.leftovers) {
-    if (resources.get(asyncId)?.resource._destroyed === true) continue;
-    live++;
+    const destroyed = resources.get(asyncId)?.resource._destroyed;
+    if (destroyed === true) continue;
+    if (destroyed === false) certain++;
+    else uncertain++;
   }
-  return live;
+  return { certain, uncertain };
 }

@@ -48,6 +48,8 @@ parentPort!.postMessage(hello, [channel.port2]);
 // Left referenced, so a tool finds it among its active handles like any other port: the host trusts nothing posted on it.
 port.on('message', onHostMessage);
 
+/** Set once a call left something behind or changed the realm: this worker takes no further call. */
+let retiring: string | undefined;
 const hostReplies = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextHostCall = 1;
 
@@ -119,6 +121,7 @@ async function prepare(task: PrepareTask): Promise<PrepareReply> {
 /** Answers piscina once the result is on the channel: the host never waits for piscina's reply to settle a call. */
 function execute(task: ExecuteTask): undefined | Promise<undefined> {
   if (cancelled.delete(task.runId)) return undefined; // the host dropped it before this worker took it
+  if (retiring) return void postOnPort(port, { t: 'refused', runId: task.runId }); // the host sends it to another worker
   const tool = loadedTool(task);
   postOnPort(port, { t: 'start', runId: task.runId, loading: tool === undefined });
   if (tool) return finish(runCall(task, tool));
@@ -154,14 +157,30 @@ function finish({ call, reply }: { call: RunningCall; reply: ResultMessage | Pro
 function send(call: RunningCall, message: ResultMessage): undefined | Promise<undefined> {
   running.delete(call.task.runId);
   const changed = realmChange();
-  if (changed) return post({ ...message, retire: changed });
-  if (liveLeftovers(call) === 0) return post(message);
+  if (changed) return retireAfter(message, changed);
+  const live = liveLeftovers(call);
+  if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) running`);
+  post(message);
+  if (live.uncertain === 0) return undefined;
+  // Looked at again once destroy hooks have run, before piscina hears the task is done.
   return new Promise<undefined>((resolve) =>
     setImmediate(() => {
-      const live = liveLeftovers(call);
-      resolve(post(live === 0 ? message : { ...message, retire: `the call left ${live} timer(s) or handle(s) running` }));
+      const still = liveLeftovers(call).uncertain;
+      if (still > 0) retireSelf(`the call left ${still} handle(s) open`);
+      resolve(undefined);
     }),
   );
+}
+
+function retireAfter(message: ResultMessage, reason: string): undefined {
+  retiring = reason;
+  return post({ ...message, retire: reason });
+}
+
+/** This worker asks the host to retire it; until the host does, it takes no call. */
+function retireSelf(reason: string): void {
+  retiring = reason;
+  postOnPort(port, { t: 'retire', runId: 0, reason });
 }
 
 function post(message: ResultMessage): undefined {

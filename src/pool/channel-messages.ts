@@ -10,10 +10,12 @@ export function parseWorkerMessage(message: unknown): WorkerMessage | string {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return `a message that is not an object (${describe(message)})`;
   if (Object.getPrototypeOf(message) !== Object.prototype) return 'a message that is not a plain object';
   const { t, runId } = message as Record<string, unknown>;
+  if (t === 'retire') return typeof (message as { reason?: unknown }).reason === 'string' ? (message as WorkerMessage) : 'a retire message without a reason';
   if (!isRunId(runId)) return 'a message without a valid runId';
   switch (t) {
     case 'start':
       return typeof (message as { loading?: unknown }).loading === 'boolean' ? (message as WorkerMessage) : 'a start message without "loading"';
+    case 'refused':
     case 'loaded':
       return message as WorkerMessage;
     case 'update':

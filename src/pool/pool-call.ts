@@ -39,6 +39,8 @@ export class PoolCall implements Stoppable {
   acked = 0;
   /** piscina reported the task done (or failed). */
   taskDone = false;
+  /** A retiring worker got the task and did not start it. */
+  refused = false;
   /** When the result arrived (0 before). */
   resultAt = 0;
   outcome: RunOutcome | undefined;

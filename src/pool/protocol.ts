@@ -57,7 +57,7 @@ export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: s
 export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
 
 /** Worker → host on the worker's channel. */
-export type WorkerMessage = StartMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage;
+export type WorkerMessage = StartMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage | RetireMessage | RefusedMessage;
 
 /** Sent when the worker takes the call, before any of the tool's code runs. */
 export interface StartMessage {
@@ -87,6 +87,19 @@ export interface ResultMessage {
   error?: string;
   /** Why this worker must not run another call (leftovers, patched builtins); absent when it is clean. */
   retire?: string;
+}
+
+/** The worker asks to be retired (a call left handles open); runId is 0. */
+export interface RetireMessage {
+  t: 'retire';
+  runId: 0;
+  reason: string;
+}
+
+/** A retiring worker got a task: it did not start it, so the host sends it elsewhere. */
+export interface RefusedMessage {
+  t: 'refused';
+  runId: number;
 }
 
 export interface HostCallMessage {

@@ -9,11 +9,16 @@ import { lastFinished } from './worker-watch.ts';
 /** How long a closed channel waits for its worker's exit event before the close counts as the tool's doing. */
 const PORT_CLOSE_GRACE_MS = 500;
 
+/** How long a terminated thread may take to end before it is abandoned. */
+const ABANDON_AFTER_MS = 1_000;
+
 /** What a channel needs from its pool. */
 export interface ChannelOwner {
   readonly hostFunctions: HostFunctionTable;
   /** The call with this run id, handed to piscina and not started by any worker; it is now this channel's. */
   claim(runId: number): PoolCall | undefined;
+  /** A retiring worker did not start this call: it goes to another worker. */
+  refused(runId: number): void;
   /** The channel's worker is gone or retired: no call is routed to it again. */
   forget(channel: WorkerChannel): void;
 }
@@ -43,7 +48,7 @@ export class WorkerChannel {
     port.on('close', () => this.#closed());
     port.unref();
     worker.on('error', (error) => (this.#error = error));
-    worker.once('exit', (code) => this.#exited(code));
+    worker.on('exit', (code) => this.#exited(code));
   }
 
   post(message: HostMessage): void {
@@ -63,7 +68,24 @@ export class WorkerChannel {
 
   /** The hard kill of a stop: terminate the thread. Its calls end when it exits. */
   kill(): void {
+    this.#terminate();
+  }
+
+  /**
+   * Terminates the thread, and abandons it when it does not end: a thread
+   * blocked in native code (a sync sleep, a sync read of stdin) cannot be
+   * terminated until that call returns. Abandoned, it stops counting as one
+   * of piscina's workers (piscina hears an exit and starts a replacement)
+   * and no longer keeps the event loop alive. Node still waits for such a
+   * thread when the process exits; the process tier does not have that limit.
+   */
+  #terminate(): void {
     void this.worker.terminate();
+    setTimeout(() => {
+      if (this.#exitCode) return;
+      this.worker.unref();
+      this.worker.emit('exit', 1);
+    }, ABANDON_AFTER_MS).unref();
   }
 
   retireIfRunning(call: PoolCall, reason: string): void {
@@ -81,7 +103,7 @@ export class WorkerChannel {
     this.owner.forget(this);
     for (const call of this.running.values()) call.fail(violation ? ToolErrors.protocolViolation(reason) : ToolErrors.workerRetired(reason));
     this.running.clear();
-    void this.worker.terminate();
+    this.#terminate();
     this.port.close();
   }
 
@@ -89,6 +111,8 @@ export class WorkerChannel {
     if (this.retired) return;
     const message = parseWorkerMessage(raw);
     if (typeof message === 'string') return this.retire(`it sent ${message}`, true);
+    if (message.t === 'retire') return this.retire(message.reason.slice(0, 300), false);
+    if (message.t === 'refused') return this.owner.refused(message.runId);
     if (message.t === 'start') {
       const call = this.owner.claim(message.runId);
       if (!call) return this.retire('it started a call it was not given', true);
@@ -128,6 +152,7 @@ export class WorkerChannel {
   }
 
   #exited(code: number): void {
+    if (this.#exitCode) return; // the real exit of a thread abandoned earlier
     this.#exitCode = { code };
     this.drain(); // a start or result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;

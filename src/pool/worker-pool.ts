@@ -154,6 +154,13 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return call;
   }
 
+  refused(runId: number): void {
+    const call = this.#queued.get(runId);
+    if (!call) return;
+    if (call.taskDone) this.requeue(call, 'its worker was retiring');
+    else call.refused = true;
+  }
+
   forget(channel: WorkerChannel): void {
     if (this.#channels.get(channel.worker) === channel) this.#channels.delete(channel.worker);
   }
@@ -220,6 +227,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
     call.taskDone = true;
     if (call.outcome && !call.started) return void this.#queued.delete(call.runId);
     if (call.resultAt !== 0) return;
+    if (call.refused) {
+      call.refused = false;
+      return this.requeue(call, 'its worker was retiring');
+    }
     if (call.channel) {
       call.channel.drain();
       if (!call.outcome) call.channel.retire('its task ended without a result on its channel', true);

@@ -24,6 +24,8 @@ export interface AttackCase {
   workers?: number;
   expectResult: (result: ToolResultMessage) => void;
   expectHost?: (seen: HostSeen) => void;
+  /** A later call on the same executor (with workers: 1, the attacker's worker slot): it must not pay for the attack. */
+  followUp?: { tool: 'self' | 'probe'; args: Record<string, unknown>; expectResult: (result: ToolResultMessage) => void };
 }
 
 export interface HostSeen {
@@ -80,6 +82,11 @@ export async function runAttack(attack: AttackCase): Promise<void> {
     expect(bystanderUpdates).toEqual(['update 1', 'update 2', 'update 3']);
     for (const key of POLLUTION) expect((Object.prototype as Record<string, unknown>)[key]).toBeUndefined();
     attack.expectHost?.({ hostCalls, events, executor });
+    if (attack.followUp) {
+      const { tool, args, expectResult } = attack.followUp;
+      const later = await executor.executeBatch([call('later', tool === 'self' ? name : 'probe', args)]);
+      expectResult(later.results[0]!);
+    }
 
     const next = await executor.executeBatch([call('next', 'probe', { action: 'ok', tag: 'served' })]);
     expect(textOf(next.results[0]!)).toBe('ok served');

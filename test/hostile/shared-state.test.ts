@@ -1,0 +1,31 @@
+/**
+ * Zero trust, worker tier: state shared between the host, workers and calls.
+ * Nothing in workerData decides a call's fate any more (deadlines,
+ * cancellation and attribution are host-side), and what a call changes in
+ * its worker's realm retires that worker, so a later call never sees it.
+ */
+import { expect, test } from 'vitest';
+import { createExecutor } from '../../src/index.ts';
+import { call, fixture, textOf } from '../support/executors.ts';
+import { attackSuite, succeeded } from './harness.ts';
+
+attackSuite('shared state', [
+  { name: 'a global set by one call is not seen by the next call', fixture: 'shared-state.ts', target: 'set-global', workers: 1, expectResult: succeeded('set'), followUp: { tool: 'self', args: { target: 'read-global' }, expectResult: succeeded('(none)') } },
+  { name: 'Object.prototype polluted in the worker is not seen by the next call', fixture: 'shared-state.ts', target: 'pollute-prototype', workers: 1, expectResult: succeeded('polluted'), followUp: { tool: 'self', args: { target: 'read-prototype' }, expectResult: succeeded('(clean)') } },
+  { name: 'a patched JSON.stringify does not reach the next call', fixture: 'shared-state.ts', target: 'patch-json', workers: 1, expectResult: succeeded('patched'), followUp: { tool: 'self', args: { target: 'read-json' }, expectResult: succeeded('{"a":1}') } },
+  { name: 'scribbling over everything in workerData', fixture: 'shared-state.ts', target: 'scribble-worker-data', expectResult: succeeded(/^scribbled \d+$/) },
+]);
+
+test('scribbling over workerData neither switches off another call\'s timeout nor cancels calls of other batches', async () => {
+  const executor = await createExecutor({ tools: [fixture('hostile/shared-state.ts'), fixture('probe.ts'), fixture('hostile/busy-loop.ts')], workers: { min: 3, max: 3 }, limits: { timeoutMs: 400, abortGraceMs: 100 } });
+  try {
+    const [attack, other] = await Promise.all([
+      executor.executeBatch([call('attack', 'shared', { target: 'scribble-worker-data' }), call('busy', 'busy_loop')]),
+      executor.executeBatch([call('innocent', 'probe', { action: 'sleep', ms: 150, tag: 'other batch' })]),
+    ]);
+    expect(textOf(attack.results[1]!)).toMatch(/timed out after 400 ms/);
+    expect(textOf(other.results[0]!)).toBe('slept 150 other batch');
+  } finally {
+    await executor.close();
+  }
+});
