@@ -13,8 +13,8 @@ export const ToolErrors = {
     'Call the tool again with a JSON object as arguments.',
   argumentsNotObject: (name: string, raw: unknown) =>
     `The arguments for tool "${boundText(name, 200)}" must be a JSON object. Received: ${preview(raw)}.`,
-  validationFailed: (name: string, problems: string[], received: unknown) =>
-    `Validation failed for tool "${boundText(name, 200)}":\n${listProblems(problems)}\n` +
+  validationFailed: (name: string, problems: string[], received: unknown, total = problems.length) =>
+    `Validation failed for tool "${boundText(name, 200)}":\n${listProblems(problems, total)}\n` +
     `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
@@ -124,9 +124,9 @@ export function errorMessage(error: unknown): string {
 export const MAX_TEXT = 4096;
 const MAX_PROBLEMS = 20;
 
-function listProblems(problems: string[]): string {
+function listProblems(problems: string[], total: number): string {
   const shown = problems.slice(0, MAX_PROBLEMS).map((p) => `  - ${boundText(p, 300)}`);
-  if (problems.length > MAX_PROBLEMS) shown.push(`  - … and ${problems.length - MAX_PROBLEMS} more`);
+  if (total > shown.length) shown.push(`  - … and ${total - shown.length} more`);
   return shown.join('\n');
 }
 

@@ -35,9 +35,8 @@ export function compileArgumentValidator(toolName: string, where: string, schema
     if (validate(args)) return { ok: true, args };
     // Only as many problems as the error text shows are described: 200,000 unknown properties stay cheap.
     const errors = validate.errors ?? [];
-    const problems = errors.slice(0, 21).map(describeProblem);
-    if (errors.length > 21) problems.push(...new Array<string>(errors.length - 21).fill(''));
-    return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received) };
+    const problems = errors.slice(0, 20).map(describeProblem);
+    return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
 }
 

@@ -114,6 +114,7 @@ export class PoolCall implements Stoppable {
     if (!this.#loading) return;
     this.#loading = false;
     this.#startedAt = Date.now();
+    this.#stopTimer.recheck();
   }
 
   /** Returns a protocol problem, or undefined. */
