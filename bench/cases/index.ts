@@ -9,7 +9,8 @@ import { memory } from './08-memory.ts';
 import { validation } from './09-validation.ts';
 import { piAgentCore } from './10-pi-agent-core.ts';
 import { hardStop } from './11-hard-stop.ts';
+import { hardening } from './12-hardening.ts';
 import type { BenchCase } from '../lib/types.ts';
 
-/** Every case of issue 4, in order, and issue 3's hard-stop target. */
-export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop];
+/** Every case of issue 4, in order, issue 3's hard-stop target and the zero-trust hardening's cost. */
+export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, hardening];

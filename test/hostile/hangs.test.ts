@@ -67,4 +67,4 @@ test('close() is bounded and the process exits by itself when a thread is blocke
   const seen = JSON.parse(run.stdout) as { attack: string; next: string; closeMs: number };
   expect(seen).toMatchObject({ attack: 'returned', next: 'ok served' });
   expect(seen.closeMs).toBeLessThan(4_000);
-});
+}, 90_000);

@@ -104,7 +104,7 @@ const childScript = fileURLToPath(new URL('./exit-after-close.child.ts', import.
  * attack and a follow-up call, closes the executor and does nothing else:
  * the process must then exit by itself, in bounded time.
  */
-export function runInChild(fixtureName: string, target: string, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+export function runInChild(fixtureName: string, target: string, timeoutMs = 80_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(process.execPath, ['--import', 'tsx', childScript, fixture(`hostile/${fixtureName}`), target], {

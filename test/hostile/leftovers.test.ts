@@ -32,10 +32,10 @@ test('the process exits by itself after close() when a thread was left blocked i
   expect(run.code).toBe(0);
   expect(JSON.parse(run.stdout)).toMatchObject({ attack: 'returned', next: 'ok served' });
   expect(JSON.parse(run.stdout).closeMs).toBeLessThan(5_000);
-});
+}, 90_000);
 
 test('the process exits by itself after close() when a call left an interval running', async () => {
   const run = await runInChild('leftovers.ts', 'interval');
   expect(run.code).toBe(0);
   expect(JSON.parse(run.stdout)).toMatchObject({ attack: 'returned', next: 'ok served' });
-});
+}, 90_000);
