@@ -7,7 +7,9 @@
  * thread or listener is left.
  */
 import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, test } from 'vitest';
 import { createExecutor, type Executor, type ExecutorOptions, type ToolEvent, type ToolResultMessage } from '../../src/index.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
@@ -55,7 +57,18 @@ export function attackSuite(title: string, cases: AttackCase[]): void {
   });
 }
 
+/**
+ * Process-wide threads start on first use and stay: libuv's thread pool (on
+ * the first async file operation; on Node 24+ nothing in a fresh vitest
+ * worker has started it yet) and V8's for the first Worker. Starting both
+ * first makes the thread count a baseline only toolpool's leftovers exceed.
+ */
+let warmedUp: Promise<void> | undefined;
+const warmUp = () =>
+  (warmedUp ??= Promise.all([stat(fileURLToPath(import.meta.url)), new Worker('', { eval: true }).terminate()]).then(() => undefined));
+
 export async function runAttack(attack: AttackCase): Promise<void> {
+  await warmUp();
   const threadsBefore = threadCount();
   const workerListeners = process.listenerCount('worker');
   const hostCalls: string[] = [];
