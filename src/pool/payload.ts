@@ -95,6 +95,14 @@ class PayloadWalk {
     if (this.#copies.has(value)) return this.#copies.get(value); // cycles and shared references cross as such
     if (depth > MAX_DEPTH) throw new Refused(`it is nested deeper than ${MAX_DEPTH} levels`);
     if (types.isProxy(value)) throw new Refused(`${boundText(path, 200)} is a Proxy`);
+    // The common case first: plain objects and arrays, with one prototype lookup.
+    const prototype = getPrototypeOf(value);
+    if (prototype === Object.prototype || prototype === null) return this.#visitPlain(value, path, depth);
+    if (prototype === Array.prototype && isArray(value)) return this.#visitArray(value as unknown[], path, depth);
+    return this.#visitSpecial(value, prototype, path, depth);
+  }
+
+  #visitSpecial(value: object, prototype: unknown, path: string, depth: number): unknown {
     if (types.isSharedArrayBuffer(value) || (ArrayBuffer.isView(value) && types.isSharedArrayBuffer(value.buffer))) {
       throw new Refused(`${boundText(path, 200)} is shared memory (SharedArrayBuffer); copy the bytes into a plain buffer`);
     }
@@ -104,16 +112,22 @@ class PayloadWalk {
     if (types.isRegExp(value) || types.isNativeError(value)) throw new Refused(`${boundText(path, 200)} is a ${types.isRegExp(value) ? 'RegExp' : 'Error'}; send its text`);
     if (types.isMap(value) || types.isSet(value)) throw new Refused(`${boundText(path, 200)} is a ${types.isMap(value) ? 'Map' : 'Set'}; send an array or object`);
     if (isArray(value)) return this.#visitArray(value, path, depth);
-    const prototype = getPrototypeOf(value);
     if (!PLAIN_PROTOTYPES.has(prototype)) {
       throw new Refused(`${boundText(path, 200)} is an instance of ${boundText(String(safeName(prototype)), 100)}, not plain data`);
     }
-    const copy: Record<string, unknown> | undefined = this.copy ? Object.create(null) : undefined;
+    return this.#visitPlain(value, path, depth);
+  }
+
+  /** The copy is a plain object; a `__proto__` key is defined as data, never assigned. */
+  #visitPlain(value: object, path: string, depth: number): unknown {
+    const copy: Record<string, unknown> | undefined = this.copy ? {} : undefined;
     this.#copies.set(value, copy);
     for (const key of keys(value)) {
       this.#count(key.length);
       const item = this.visit((value as Record<string, unknown>)[key], path.length < 200 ? `${path}.${key}` : path, depth + 1);
-      if (copy) defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+      if (!copy) continue;
+      if (key === '__proto__') defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+      else copy[key] = item;
     }
     return copy ?? value;
   }
@@ -125,7 +139,7 @@ class PayloadWalk {
     this.#copies.set(value, copy);
     for (let i = 0; i < length; i++) {
       const item = this.visit(value[i], path.length < 200 ? `${path}[${i}]` : path, depth + 1);
-      if (copy) defineProperty(copy, i, { value: item, enumerable: true, writable: true, configurable: true });
+      if (copy) copy[i] = item;
     }
     return copy ?? value;
   }

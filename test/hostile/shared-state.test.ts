@@ -10,7 +10,8 @@ import { call, fixture, textOf } from '../support/executors.ts';
 import { attackSuite, succeeded } from './harness.ts';
 
 attackSuite('shared state', [
-  { name: 'a global set by one call is not seen by the next call', fixture: 'shared-state.ts', target: 'set-global', workers: 1, expectResult: succeeded('set'), followUp: { tool: 'self', args: { target: 'read-global' }, expectResult: succeeded('(none)') } },
+  // Not stopped (README): globals a call adds stay for later calls in that worker, like module state; checking every global costs 10-100 µs a call.
+  { name: 'a global set by one call is still seen by the next call in that worker (not stopped)', fixture: 'shared-state.ts', target: 'set-global', workers: 1, expectResult: succeeded('set'), followUp: { tool: 'self', args: { target: 'read-global' }, expectResult: succeeded('by the attacker') } },
   { name: 'Object.prototype polluted in the worker is not seen by the next call', fixture: 'shared-state.ts', target: 'pollute-prototype', workers: 1, expectResult: succeeded('polluted'), followUp: { tool: 'self', args: { target: 'read-prototype' }, expectResult: succeeded('(clean)') } },
   { name: 'a patched JSON.stringify does not reach the next call', fixture: 'shared-state.ts', target: 'patch-json', workers: 1, expectResult: succeeded('patched'), followUp: { tool: 'self', args: { target: 'read-json' }, expectResult: succeeded('{"a":1}') } },
   { name: 'scribbling over everything in workerData', fixture: 'shared-state.ts', target: 'scribble-worker-data', expectResult: succeeded(/^scribbled \d+$/) },
