@@ -54,12 +54,16 @@ interface CallState {
 export class BatchRun {
   #stopped = false;
   #stopReason: string | undefined;
+  /** Calls whose id an earlier call of this batch already has: results are keyed by id, so these do not run. */
+  readonly #duplicates: ReadonlySet<ToolCall>;
 
   constructor(
     private readonly env: BatchEnvironment,
     private readonly calls: ToolCall[],
     private readonly options: BatchOptions,
-  ) {}
+  ) {
+    this.#duplicates = duplicateCalls(calls);
+  }
 
   async run(): Promise<BatchResult> {
     // A batch of one is the same run either way; the sequential path is the shorter one.
@@ -149,6 +153,7 @@ export class BatchRun {
     const { call } = state;
     if (this.#stopped) return ToolErrors.stoppedBeforeRun(this.#stopReason);
     if (this.options.signal?.aborted) return ToolErrors.abortedBeforeStart();
+    if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
     if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
@@ -265,6 +270,20 @@ export class BatchRun {
   #emit(event: ToolEvent): Promise<void> {
     return this.env.events.emit(event, this.options.onEvent);
   }
+}
+
+const NO_DUPLICATES: ReadonlySet<ToolCall> = new Set();
+
+/** Every call after the first with the same id. */
+function duplicateCalls(calls: ToolCall[]): ReadonlySet<ToolCall> {
+  if (calls.length < 2) return NO_DUPLICATES;
+  const seen = new Set<string>();
+  const duplicates = new Set<ToolCall>();
+  for (const call of calls) {
+    if (seen.has(call.id)) duplicates.add(call);
+    else seen.add(call.id);
+  }
+  return duplicates;
 }
 
 function resultMessage({ call, result, isError }: CallState): ToolResultMessage {

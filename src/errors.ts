@@ -19,6 +19,9 @@ export const ToolErrors = {
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
+  duplicateCallId: (id: string) =>
+    `Not run: an earlier call in this batch has the same id ${JSON.stringify(id.slice(0, 200))}, and results are matched to calls by id. ` +
+    'Give each tool call its own id.',
   blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
   stoppedBeforeRun: (reason: string | undefined) =>
     `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
@@ -92,17 +95,37 @@ export const ConfigErrors = {
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
+  syntaxErrorAt: (message: string, file: string, line: number, column: number) => `${message} (syntax error at ${file}:${line}:${column})`,
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
+  schemaWarning: (message: string) => `toolpool: ${message} (a format toolpool does not know is shown to the model but not checked)`,
+  patternNotLinear: (pattern: string, reason: string) =>
+    `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
   badToolEntry: (index: number, received: string) =>
     `createExecutor({ tools }): entry ${index} is ${received}; expected a module path, a file URL or a defineTool() object.`,
   badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,
+  /** Every problem the options schema found, in one message. */
+  badOptions: (problems: string[]) => `createExecutor: ${problems.join('; ')}`,
+  unknownOption: (path: string, parent: string, known: string[]) =>
+    `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
+  missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
+  moreProblems: (count: number) => `and ${count} more problems`,
+  wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
+} as const;
+
+/** Messages about how the package itself is used. */
+export const PackageErrors = {
+  /** Thrown by cjs/require-error.cjs, which repeats it (CommonJS cannot load this module on Node 20). */
+  requireNotSupported: () =>
+    'toolpool is an ES module package and cannot be loaded with require(). ' +
+    "Use import instead: `import { createExecutor, defineTool } from 'toolpool'` in an ES module " +
+    '(a .mjs file, or "type": "module" in your package.json), or `const toolpool = await import(\'toolpool\')` from CommonJS.',
 } as const;
 
 /** The text of a thrown value; never throws itself, whatever was thrown (getters, odd toString). */

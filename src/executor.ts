@@ -2,7 +2,8 @@ import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from '.
 import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
-import { checkLimits } from './tool-info.ts';
+import { definedLimits } from './tool-info.ts';
+import { checkExecutorOptions } from './options-schema.ts';
 import { PoolSet } from './pool/pool-set.ts';
 import { loadEntries, registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
 import { toolEnvironment, type EnvOption } from './isolation/environment.ts';
@@ -56,7 +57,7 @@ export interface Executor {
  * the module and the problem when a tool cannot be loaded.
  */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
-  const checked = checkOptions(options);
+  const checked = await checkOptions(options);
   const entries = await loadEntries(options.tools);
   const tiers = new Tiers({
     ...PoolSet.defaults(),
@@ -86,64 +87,26 @@ interface CheckedOptions {
   afterToolCall?: AfterToolCallHook;
 }
 
-function checkOptions(options: ExecutorOptions): CheckedOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError(ConfigErrors.badOption('(options)', 'must be an object with a tools array'));
-  if (!Array.isArray(options.tools)) throw new TypeError(ConfigErrors.badOption('tools', 'must be an array of module paths, file URLs or defineTool() objects'));
-  const toolExecution = options.toolExecution ?? 'parallel';
-  if (toolExecution !== 'parallel' && toolExecution !== 'sequential') throw new TypeError(ConfigErrors.badOption('toolExecution', 'must be "parallel" or "sequential"'));
-  for (const hook of ['beforeToolCall', 'afterToolCall'] as const) {
-    if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new TypeError(ConfigErrors.badOption(hook, 'must be a function'));
-  }
-  const host = options.host ?? {};
-  for (const [name, fn] of Object.entries(host)) {
-    if (typeof fn !== 'function') throw new TypeError(ConfigErrors.badOption(`host.${name}`, 'must be a function'));
-  }
-  let limits: ToolLimits;
-  try {
-    limits = checkLimits(options.limits, 'createExecutor: option limits');
-  } catch (error) {
-    throw new TypeError((error as Error).message);
-  }
-  const isolation = options.isolation ?? 'worker';
-  if (isolation !== 'worker' && isolation !== 'process') throw new TypeError(ConfigErrors.badOption('isolation', 'must be "worker" or "process"'));
+/** The options schema (src/options-schema.ts) checks every option; this only fills in the defaults. */
+async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
+  await checkExecutorOptions(options);
   return {
-    toolExecution,
-    isolation,
-    ...(options.permissions !== undefined ? { permissions: checkPermissions(options.permissions) } : {}),
-    limits,
-    host,
+    toolExecution: options.toolExecution ?? 'parallel',
+    isolation: options.isolation ?? 'worker',
+    ...(options.permissions !== undefined ? { permissions: options.permissions } : {}),
+    limits: definedLimits(options.limits),
+    host: options.host ?? {},
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
   };
 }
 
-function checkPermissions(permissions: Permissions): Permissions {
-  for (const key of ['fsRead', 'fsWrite'] as const) {
-    const paths = permissions?.[key];
-    if (paths !== undefined && (!Array.isArray(paths) || paths.some((path) => typeof path !== 'string' || path === ''))) {
-      throw new TypeError(ConfigErrors.badOption(`permissions.${key}`, 'must be an array of paths'));
-    }
-  }
-  const unknown = Object.keys(permissions ?? {}).filter((key) => key !== 'fsRead' && key !== 'fsWrite');
-  if (unknown.length > 0) throw new TypeError(ConfigErrors.badOption('permissions', `has unknown keys ${unknown.join(', ')}; use fsRead and fsWrite`));
-  return permissions;
-}
-
 function workerCounts(workers: WorkerOptions | undefined) {
   const counts: { minWorkers?: number; maxWorkers?: number; idleTimeoutMs?: number; loadTimeoutMs?: number } = {};
-  const check = (name: string, value: number | undefined, min: number) => {
-    if (value === undefined) return undefined;
-    if (!Number.isInteger(value) || value < min) throw new TypeError(ConfigErrors.badOption(`workers.${name}`, `must be an integer >= ${min}`));
-    return value;
-  };
-  const min = check('min', workers?.min, 0);
-  const max = check('max', workers?.max, 1);
-  const idle = check('idleTimeoutMs', workers?.idleTimeoutMs, 0);
-  const load = check('loadTimeoutMs', workers?.loadTimeoutMs, 1);
-  if (min !== undefined) counts.minWorkers = min;
-  if (max !== undefined) counts.maxWorkers = max;
-  if (idle !== undefined) counts.idleTimeoutMs = idle;
-  if (load !== undefined) counts.loadTimeoutMs = load;
+  if (workers?.min !== undefined) counts.minWorkers = workers.min;
+  if (workers?.max !== undefined) counts.maxWorkers = workers.max;
+  if (workers?.idleTimeoutMs !== undefined) counts.idleTimeoutMs = workers.idleTimeoutMs;
+  if (workers?.loadTimeoutMs !== undefined) counts.loadTimeoutMs = workers.loadTimeoutMs;
   return counts;
 }
 

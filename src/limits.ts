@@ -9,7 +9,20 @@ export const DEFAULT_LIMITS: ResolvedLimits = {
   abortGraceMs: 1_000,
 };
 
-/** A tool's own limits win over the executor's, which win over the defaults. */
+/** The smallest heap a worker starts with; below it a pool would never get a worker to run on. */
+export const MIN_MEMORY_MB = 16;
+
+/**
+ * The executor's limits over the defaults; a tool's own limits may only
+ * tighten them. A tool module is code the host may not trust: it must not
+ * grant itself more time, memory or result size than the host allows. To
+ * give one tool more, raise the executor's limit.
+ */
 export function resolveLimits(executor: ToolLimits, tool: ToolLimits): ResolvedLimits {
-  return { ...DEFAULT_LIMITS, ...executor, ...tool };
+  const resolved: ResolvedLimits = { ...DEFAULT_LIMITS, ...executor };
+  for (const key of Object.keys(resolved) as Array<keyof ResolvedLimits>) {
+    const own = tool[key];
+    if (own !== undefined && own < resolved[key]) resolved[key] = own;
+  }
+  return resolved;
 }

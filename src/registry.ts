@@ -8,7 +8,9 @@ import { resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
 import type { ModuleTask } from './pool/protocol.ts';
 import type { ToolRunner } from './runner.ts';
-import { describeTool, type ToolInfo } from './tool-info.ts';
+import { withSyntaxLocation } from './module-syntax.ts';
+import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
+import { strongerIsolation } from './isolation/strength.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 
@@ -79,9 +81,9 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
   return byName;
 }
 
-function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
+async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
-  const info = describeTool(tool, where);
+  const info = await describeTool(tool, where);
   const host = hostForInline(context.host);
   return {
     info,
@@ -98,13 +100,19 @@ function registerInline(tool: Tool, context: RegistryContext): RegisteredTool {
 async function registerModule(ref: ModuleTask, context: RegistryContext): Promise<RegisteredTool> {
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
-  const info = await context.tiers.get(context.isolation).describe(ref);
-  const tier = context.tiers.get(info.isolation ?? context.isolation);
+  let info: ToolInfo;
+  try {
+    info = await context.tiers.get(context.isolation).describe(ref);
+  } catch (error) {
+    throw await withSyntaxLocation(ref.source, error);
+  }
+  info = await checkToolInfo(info, where);
+  const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
   const limits = resolveLimits(context.limits, info.limits);
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
     limits,
     runner: {
       prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors } from './errors.ts';
-import type { ExecutionMode, Isolation, ToolLimits } from './tool.ts';
+import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
+import type { ExecutionMode, Isolation, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -19,56 +20,71 @@ export interface ToolInfo {
   hasExecute: boolean;
 }
 
-const LIMIT_KEYS = ['timeoutMs', 'maxMemoryMb', 'maxResultBytes', 'abortGraceMs'] as const;
-
-/** Checks a tool object's fields and returns its info; throws a message naming `where` and the problem. */
-export function describeTool(value: unknown, where: string): ToolInfo {
+/**
+ * Checks a tool object's fields against the options schema and returns its
+ * info; throws a message naming `where` and every problem.
+ */
+export async function describeTool(value: unknown, where: string): Promise<ToolInfo> {
   if (typeof value !== 'object' || value === null) throw new Error(ConfigErrors.invalidToolField(where, 'it is not an object'));
-  const tool = value as Record<string, unknown>;
-  const bad = (problem: string) => new Error(ConfigErrors.invalidToolField(where, problem));
-  if (typeof tool.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
-    throw bad(`"name" must be 1-64 letters, digits, "_" or "-" (got ${JSON.stringify(tool.name)})`);
-  }
-  if (typeof tool.description !== 'string') throw bad('"description" must be a string');
-  if (typeof tool.parameters !== 'object' || tool.parameters === null) throw bad('"parameters" must be a schema object (Type.Object({...}))');
-  if (tool.label !== undefined && typeof tool.label !== 'string') throw bad('"label" must be a string');
-  if (tool.executionMode !== undefined && tool.executionMode !== 'parallel' && tool.executionMode !== 'sequential') {
-    throw bad('"executionMode" must be "parallel" or "sequential"');
-  }
-  if (tool.isolation !== undefined && tool.isolation !== 'worker' && tool.isolation !== 'process') {
-    throw bad('"isolation" must be "worker" or "process"');
-  }
-  if (tool.prepareArguments !== undefined && typeof tool.prepareArguments !== 'function') throw bad('"prepareArguments" must be a function');
-  if (tool.execute !== undefined && typeof tool.execute !== 'function') throw bad('"execute" must be a function');
+  const problems = await toolDefinitionProblems(value);
+  if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
+  const tool = value as ToolDefinition;
   return {
     name: tool.name,
     description: tool.description,
-    parameters: plainSchema(tool.parameters as TSchema),
-    ...(tool.label !== undefined ? { label: tool.label as string } : {}),
-    executionMode: (tool.executionMode as ExecutionMode | undefined) ?? 'parallel',
-    limits: checkLimits(tool.limits, `${where} "limits"`),
-    ...(tool.isolation !== undefined ? { isolation: tool.isolation as Isolation } : {}),
+    parameters: plainSchema(tool.parameters),
+    ...(tool.label !== undefined ? { label: tool.label } : {}),
+    executionMode: tool.executionMode ?? 'parallel',
+    limits: definedLimits(tool.limits),
+    ...(tool.isolation !== undefined ? { isolation: tool.isolation } : {}),
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
   };
 }
 
-/** Validates a limits object (tool- or executor-level); unknown keys and bad numbers are errors. */
-export function checkLimits(value: unknown, where: string): ToolLimits {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null) throw new Error(`${where} must be an object`);
-  const limits: ToolLimits = {};
-  for (const [key, raw] of Object.entries(value)) {
-    if (!(LIMIT_KEYS as readonly string[]).includes(key)) {
-      throw new Error(`${where}: unknown limit "${key}"; known limits are ${LIMIT_KEYS.join(', ')}`);
-    }
-    if (raw === undefined) continue;
-    if (typeof raw !== 'number' || !Number.isFinite(raw) || raw <= 0) {
-      throw new Error(`${where}: ${key} must be a positive number (got ${JSON.stringify(raw)})`);
-    }
-    limits[key as (typeof LIMIT_KEYS)[number]] = raw;
+/** The most a module tool's schema may hold, serialized, and how deeply it may nest. */
+const MAX_SCHEMA_BYTES = 256 * 1024;
+const MAX_SCHEMA_DEPTH = 64;
+
+/**
+ * The host's own check of a definition a worker reported: the worker runs
+ * the tool's code, so whatever it sends is untrusted. Throws a message
+ * naming `where` and every problem.
+ */
+export async function checkToolInfo(value: unknown, where: string): Promise<ToolInfo> {
+  const problems = await toolInfoProblems(value);
+  if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
+  const info = value as ToolInfo;
+  const schemaProblem = schemaSizeProblem(info.parameters);
+  if (schemaProblem) throw new Error(ConfigErrors.invalidSchema(where, schemaProblem));
+  return info;
+}
+
+function schemaSizeProblem(schema: unknown): string | undefined {
+  if (depthOver(schema, MAX_SCHEMA_DEPTH)) return `it nests deeper than ${MAX_SCHEMA_DEPTH} levels`;
+  const bytes = JSON.stringify(schema).length;
+  return bytes > MAX_SCHEMA_BYTES ? `it is ${bytes} bytes as JSON, over the ${MAX_SCHEMA_BYTES} bytes a tool schema may have` : undefined;
+}
+
+/** Iterative, so a hostile depth cannot overflow the host's stack. */
+function depthOver(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
-  return limits;
+  return false;
+}
+
+/** A limits object the options schema accepted, without the keys left undefined. */
+export function definedLimits(limits: ToolLimits | undefined): ToolLimits {
+  const defined: ToolLimits = {};
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (value !== undefined) defined[key as keyof ToolLimits] = value;
+  }
+  return defined;
 }
 
 /** The JSON Schema without TypeBox's symbol keys, as sent to the model and to Ajv. */

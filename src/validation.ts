@@ -1,14 +1,40 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
+import ajvFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
+import { linearRegExp } from './linear-regexp.ts';
 
 /**
- * One Ajv instance for the whole process. `coerceTypes` undoes the usual
- * model mistakes (`"3"` for a number, `"true"` for a boolean) in place (S3);
- * `useDefaults` fills schema defaults; `allErrors` lets one error result name
- * every wrong field at once (S4).
+ * Two Ajv instances for the whole process, alike but for their regular
+ * expressions: inline tools (code the host wrote) get JavaScript's own,
+ * module tools (code the host may not trust, whose schema still runs on the
+ * host) get a linear-time engine. `coerceTypes` undoes the usual model
+ * mistakes (`"3"` for a number, `"true"` for a boolean) in place (S3);
+ * `useDefaults` fills schema defaults; `allErrors` lets one error result
+ * name every wrong field at once (S4).
  */
-const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+const trustedAjv = argumentAjv();
+const untrustedAjv = argumentAjv(linearRegExp);
+
+function argumentAjv(regExp?: RegExpEngine): Ajv {
+  const logger = { log: console.log, warn: warnOnce, error: console.error };
+  const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
+  // `email`, `uri`, `date-time`, `uuid`, … are checked, not only shown to the model.
+  // ajv-formats is CommonJS: under NodeNext its default import is module.exports, whose `default` is the plugin.
+  ajvFormats.default(ajv);
+  return ajv;
+}
+
+const warned = new Set<string>();
+
+/** Ajv repeats a warning (an unknown format) each time it meets it; say it once per process. */
+function warnOnce(...parts: unknown[]): void {
+  const text = parts.map(String).join(' ');
+  if (warned.has(text)) return;
+  warned.add(text);
+  console.warn(ConfigErrors.schemaWarning(text));
+}
 
 export type ValidationOutcome =
   | { ok: true; args: Record<string, unknown> }
@@ -24,10 +50,10 @@ export type ArgumentValidator = (args: Record<string, unknown>, received: unknow
  * Compiles the validator for one tool, once, at registration. Throws a
  * configuration error naming the tool when the schema itself is broken.
  */
-export function compileArgumentValidator(toolName: string, where: string, schema: TSchema): ArgumentValidator {
+export function compileArgumentValidator(toolName: string, where: string, schema: TSchema, trust: { untrusted?: boolean } = {}): ArgumentValidator {
   let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema);
+    validate = (trust.untrusted ? untrustedAjv : trustedAjv).compile(schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }

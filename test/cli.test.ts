@@ -44,7 +44,8 @@ describe('toolpool demo', () => {
       expect(stdout).toMatch(new RegExp(`✓ ${label} .*[0-9a-f]{64}`));
       expect(stdout).toContain(`… ${label} 100%`);
     }
-    expect(stdout).toMatch(/✗ calculator#4 .*Validation failed for tool "calculator".*precision/);
+    // The validation error is shown whole: each wrong field on its line, then the value received.
+    expect(stdout).toMatch(/✗ calculator#4 .*Validation failed for tool "calculator":\n {28}- precision: must be integer\n {26}Received arguments: \{"expression":"\(1 \+ 2\) \* 3 \/ 7","precision":"two"\}\n/);
     expect(stdout).toMatch(/✗ read_file#5 .*Blocked by the host's policy/);
     expect(stdout).toMatch(/✗ flaky#6 .*Tool crashed: its worker exited with code 1/);
     // The model reacted to the validation error and the blocked call.
@@ -180,6 +181,18 @@ describe('toolpool run', () => {
     const missing = await toolpool(['run', '--tools', 'no/such/tool.ts', '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('toolpool: --tools no/such/tool.ts: no such file or folder\n');
+  });
+
+  test('a JavaScript tool with a syntax error names file, line and column; TOOLPOOL_DEBUG=1 adds the line and the stack', async () => {
+    const args = ['run', '--tools', fixture('syntax-error.mjs'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi'];
+    const plain = await toolpool(args);
+    expect(plain.code).toBe(1);
+    expectCleanError(plain.stderr);
+    expect(plain.stderr).toMatch(/syntax-error\.mjs failed to load: .*\(syntax error at .*syntax-error\.mjs:3:8\)\n$/);
+    const debug = await toolpool(args, { TOOLPOOL_DEBUG: '1' });
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toContain('  3 |   this is not javascript\n    |        ^\n');
+    expect(debug.stderr).toMatch(/^\s+at .*registry/m);
   });
 
   test('an unreachable server is a one-line error (exit 1)', async () => {

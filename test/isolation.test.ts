@@ -94,8 +94,8 @@ describe('permissions', () => {
 
   test('bad permission options are rejected with what to do', async () => {
     await expect(create({ tools: [], permissions: { fsRead: '/tmp' as never } })).rejects.toThrow(/permissions.fsRead must be an array of paths/);
-    await expect(create({ tools: [], permissions: { read: [] } as never })).rejects.toThrow(/unknown keys read; use fsRead and fsWrite/);
-    await expect(create({ tools: [], isolation: 'vm' as never })).rejects.toThrow(/isolation must be "worker" or "process"/);
+    await expect(create({ tools: [], permissions: { read: [] } as never })).rejects.toThrow(/unknown option "permissions.read"; the known options of permissions are fsRead, fsWrite/);
+    await expect(create({ tools: [], isolation: 'vm' as never })).rejects.toThrow(/isolation must be "worker", "process" or "sandbox"/);
     await expect(create({ tools: [], env: 'PATH' as never })).rejects.toThrow(/env must be a list of variable names/);
   });
 });

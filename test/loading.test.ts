@@ -42,7 +42,7 @@ describe('bad tool modules make createExecutor reject with a clear message', () 
     ['no default export', fixture('no-default.ts'), /no-default\.ts has no default export made with defineTool\(\)/],
     ['an invalid schema', fixture('bad-schema.ts'), /bad-schema\.ts has an invalid parameters schema: .*properties\/n\/type must be equal to one of the allowed values/],
     ['a module that throws on import', fixture('throws-on-load.mjs'), /throws-on-load\.mjs failed to load: cannot initialise/],
-    ['a syntax error', fixture('syntax-error.mjs'), /syntax-error\.mjs failed to load: .*Unexpected identifier/],
+    ['a syntax error, with its file, line and column', fixture('syntax-error.mjs'), /syntax-error\.mjs failed to load: .*Unexpected identifier 'is'.* \(syntax error at .*syntax-error\.mjs:3:8\)$/],
   ])('%s', async (_case, module, message) => {
     await expect(create({ tools: [module] })).rejects.toThrow(message);
   });
@@ -75,7 +75,7 @@ describe('bad options', () => {
     ['a bad tool entry', { tools: [42] }, /entry 0 is number; expected a module path/],
     ['a bad toolExecution', { tools: [], toolExecution: 'fast' }, /toolExecution must be "parallel" or "sequential"/],
     ['a bad hook', { tools: [], beforeToolCall: 'x' }, /beforeToolCall must be a function/],
-    ['an unknown limit', { tools: [], limits: { timeout: 5 } }, /unknown limit "timeout"/],
+    ['an unknown limit', { tools: [], limits: { timeout: 5 } }, /unknown option "limits.timeout"; the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/],
     ['a negative limit', { tools: [], limits: { timeoutMs: -1 } }, /timeoutMs must be a positive number/],
     ['a bad worker count', { tools: [], workers: { max: 0 } }, /workers.max must be an integer >= 1/],
     ['a host entry that is not a function', { tools: [], host: { x: 1 } }, /host.x must be a function/],

@@ -142,3 +142,39 @@ describe('prepareArguments (S5)', () => {
     expect(textOf(results[0]!)).toBe('prepareArguments of tool "badprep" failed: cannot prepare');
   });
 });
+
+describe('schema formats', () => {
+  const mailer = (format: string) =>
+    defineTool({
+      name: 'mail',
+      description: 'mail',
+      parameters: Type.Object({ to: Type.String({ format }), at: Type.Optional(Type.String({ format: 'date-time' })) }),
+      execute: ({ to }) => ({ content: [{ type: 'text', text: `sent to ${to}` }] }),
+    });
+
+  test('email, date-time and the other standard formats are checked', async () => {
+    const executor = await createExecutor({ tools: [mailer('email')] });
+    const { results } = await executor.executeBatch([
+      call('bad', 'mail', { to: 'not-an-address', at: 'yesterday' }),
+      call('good', 'mail', { to: 'a@example.com', at: '2026-12-01T09:00:00Z' }),
+    ]);
+    expect(results[0]!.isError).toBe(true);
+    expect(textOf(results[0]!)).toMatch(/to: must match format "email"\n {2}- at: must match format "date-time"/);
+    expect(textOf(results[1]!)).toBe('sent to a@example.com');
+  });
+
+  test('a format toolpool does not know is warned about once, not on every compile', async () => {
+    const warnings: string[] = [];
+    const original = console.warn;
+    console.warn = (...parts: unknown[]) => void warnings.push(parts.join(' '));
+    try {
+      await createExecutor({ tools: [mailer('toolpool-test-phone')] });
+      await createExecutor({ tools: [mailer('toolpool-test-phone')] });
+    } finally {
+      console.warn = original;
+    }
+    const about = warnings.filter((text) => text.includes('toolpool-test-phone'));
+    expect(about).toHaveLength(1);
+    expect(about[0]).toMatch(/^toolpool: unknown format "toolpool-test-phone" .*not checked/);
+  });
+});

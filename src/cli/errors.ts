@@ -3,8 +3,10 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
+    /** The error behind it, whose stack TOOLPOOL_DEBUG=1 prints. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'CliError';
   }
 }
@@ -15,8 +17,8 @@ export function usageError(command: string, message: string): CliError {
 }
 
 /** Exit code 1: the command was fine but could not be carried out (missing key, server down, bad tool). */
-export function runError(message: string): CliError {
-  return new CliError(message, 1);
+export function runError(message: string, cause?: unknown): CliError {
+  return new CliError(message, 1, cause);
 }
 
 /** Makes any error message fit one line: tool loaders and compilers put details on later lines. */

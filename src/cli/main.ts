@@ -30,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CliError) {
       process.stderr.write(`toolpool: ${error.message}\n`);
+      if (process.env.TOOLPOOL_DEBUG && error.cause instanceof Error) process.stderr.write(`${error.cause.stack}\n`);
       return error.exitCode;
     }
     process.stderr.write(`toolpool: ${oneLineMessage(error)}\n`);

@@ -120,7 +120,7 @@ async function loadTools(values: string[], options: unknown): Promise<Executor> 
   try {
     return await createExecutor({ tools });
   } catch (error) {
-    throw runError(oneLineMessage(error));
+    throw runError(oneLineMessage(error), error);
   }
 }
 

@@ -30,6 +30,26 @@ function resultText(result: Pick<ToolResult, 'content'>): string {
   return result.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mimeType}]`)).join(' ');
 }
 
+/**
+ * What to show of an update: its text, or, for an update that carries only
+ * `details` (`onUpdate({ content: [], details: 'connecting' })`), the details
+ * as a string, their `message` or `status`, or their JSON.
+ */
+export function updateText(partial: ToolResult): string {
+  const text = resultText(partial);
+  if (text.trim() !== '') return text;
+  const details = partial.details;
+  if (details === undefined || details === null) return '';
+  if (typeof details !== 'object') return String(details);
+  const { message, status } = details as { message?: unknown; status?: unknown };
+  if (typeof message === 'string') return message;
+  if (typeof status === 'string') return status;
+  return safeJson(details);
+}
+
+/** An error result is printed whole (up to this many lines), so a validation error keeps the value it received. */
+const ERROR_LINES = 8;
+
 interface Running {
   label: string;
   fraction?: number;
@@ -83,8 +103,9 @@ export class Timeline {
         const label = this.labels.of(event.toolCallId, event.toolName);
         const mark = event.isError ? this.style.red('✗') : this.style.green('✓');
         const head = `${mark} ${label.padEnd(LABEL_WIDTH)} ${this.style.dim(formatMs(event.durationMs).padStart(8))}  `;
-        const body = oneLine(resultText(event.result), this.#width(Math.max(label.length, LABEL_WIDTH) + 14));
-        this.#print(head + (event.isError ? this.style.red(body) : body));
+        const width = this.#width(Math.max(label.length, LABEL_WIDTH) + 14);
+        if (!event.isError) this.#print(head + oneLine(resultText(event.result), width));
+        else this.#printError(head, resultText(event.result), width);
         return this.#redraw();
       }
       case 'agent_end':
@@ -130,17 +151,26 @@ export class Timeline {
     this.#print(`${this.style.yellow('✗')} ${label} ${this.style.yellow(oneLine(resultText(message), this.#width(label.length + 3)))}`);
   }
 
+  /** The error's own lines (a validation error has one per field, then what was received), indented under the first. */
+  #printError(head: string, text: string, width: number): void {
+    const lines = text.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
+    const shown = lines.slice(0, ERROR_LINES).map((line, index) => (index === 0 ? oneLine(line, width) : cutLine(line, width)));
+    if (lines.length > ERROR_LINES) shown.push(`… (${lines.length - ERROR_LINES} more lines)`);
+    const indent = ' '.repeat(visibleWidth(head));
+    shown.forEach((line, index) => this.#print((index === 0 ? head : indent) + this.style.red(line)));
+  }
+
   #onUpdate(callId: string, partial: ToolResult): void {
     const running = this.#running.get(callId);
     if (!running) return;
     const fraction = progressOf(partial);
-    const note = oneLine(resultText(partial), 40);
+    const note = oneLine(updateText(partial), 40);
     if (this.#region.enabled) {
       running.fraction = fraction;
       running.note = note;
       return this.#redraw();
     }
-    if (fraction === undefined) return this.#print(this.style.dim(`  … ${running.label} ${note}`));
+    if (fraction === undefined) return note === '' ? undefined : this.#print(this.style.dim(`  … ${running.label} ${note}`));
     // Without a terminal, a line per quarter: enough to follow, few enough to read.
     const quarter = Math.floor(fraction * 4);
     if (quarter === running.quarter || quarter === 0) return;
@@ -166,6 +196,17 @@ export class Timeline {
   #width(used: number): number {
     return Math.max(30, (this.out.columns || 120) - used - 1);
   }
+}
+
+/** Cuts a line to `max` characters but keeps its leading indentation (oneLine would collapse it). */
+function cutLine(line: string, max: number): string {
+  const indent = /^\s*/.exec(line)![0];
+  return indent + oneLine(line, Math.max(10, max - indent.length));
+}
+
+function visibleWidth(text: string): number {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '').length;
 }
 
 function safeJson(value: unknown): string {

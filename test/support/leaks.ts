@@ -1,8 +1,21 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** OS threads of this process (worker threads are among them). */
+/**
+ * OS threads of this process (worker threads are among them), without
+ * libuv's thread pool: from Node 22 on it starts lazily, at the first async
+ * fs or crypto call, so its four threads would count as a leak of whichever
+ * test ran first.
+ */
 export function threadCount(): number {
-  return readdirSync('/proc/self/task').length;
+  return readdirSync('/proc/self/task').filter((task) => threadName(task) !== 'libuv-worker').length;
+}
+
+function threadName(task: string): string {
+  try {
+    return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim();
+  } catch {
+    return ''; // the thread ended while we looked
+  }
 }
 
 /** Process tier children of this process (esbuild's own service process is not one). */

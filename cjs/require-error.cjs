@@ -1,0 +1,10 @@
+// What `require('toolpool')` loads: toolpool is an ES module package, and this
+// file only says so. The text is PackageErrors.requireNotSupported in
+// src/errors.ts (test/package.test.ts keeps the two equal); it is written out
+// here because CommonJS cannot load that ES module on Node 20.
+'use strict';
+throw new Error(
+  "toolpool is an ES module package and cannot be loaded with require(). " +
+    "Use import instead: `import { createExecutor, defineTool } from 'toolpool'` in an ES module " +
+    "(a .mjs file, or \"type\": \"module\" in your package.json), or `const toolpool = await import('toolpool')` from CommonJS.",
+);

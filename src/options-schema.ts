@@ -1,0 +1,216 @@
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { ConfigErrors, preview } from './errors.ts';
+import { MIN_MEMORY_MB } from './limits.ts';
+import type { ExecutorOptions, WorkerOptions } from './executor.ts';
+import type { Permissions } from './isolation/permissions.ts';
+import type { ToolInfo } from './tool-info.ts';
+import type { ToolDefinition, ToolLimits } from './tool.ts';
+
+/**
+ * The options of `createExecutor` and `defineTool`, described once with
+ * TypeBox and checked with Ajv: unknown keys are refused with the list of
+ * known ones, and every wrong value gets a message saying what it must be.
+ * To add an option, add it here (and to its TypeScript interface); the
+ * `satisfies` clauses below fail to compile when an interface has an option
+ * that is not described here.
+ *
+ * Each schema carries `expected`, the words that complete "must be …" in
+ * the error text.
+ */
+
+/** A value that must be a function; JSON Schema has no such type, so a small `typeof` keyword checks it. */
+function FunctionOption(expected = 'a function'): TSchema {
+  return Type.Unsafe({ typeof: 'function', expected });
+}
+
+/** One of a few string values, as an `enum` (TypeBox literal unions would give one error per literal). */
+function OneOf(values: readonly string[]): TSchema {
+  const words = values.map((value) => JSON.stringify(value));
+  return Type.Unsafe({ type: 'string', enum: [...values], expected: `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` });
+}
+
+function PositiveNumber(): TSchema {
+  return Type.Number({ exclusiveMinimum: 0, expected: 'a positive number' });
+}
+
+function IntegerAtLeast(minimum: number): TSchema {
+  return Type.Integer({ minimum, expected: `an integer >= ${minimum}` });
+}
+
+function Optional(schema: TSchema): TSchema {
+  return Type.Optional(schema);
+}
+
+function Options(properties: Record<string, TSchema>, expected: string): TSchema {
+  return Type.Object(properties, { additionalProperties: false, expected });
+}
+
+type Described<T> = { [K in keyof Required<T>]: TSchema };
+
+const limitsProperties = {
+  timeoutMs: Optional(PositiveNumber()),
+  maxMemoryMb: Optional(Type.Number({ minimum: MIN_MEMORY_MB, expected: `a number of megabytes >= ${MIN_MEMORY_MB}` })),
+  maxResultBytes: Optional(PositiveNumber()),
+  abortGraceMs: Optional(PositiveNumber()),
+} satisfies Described<ToolLimits>;
+
+const LimitsSchema = Options(limitsProperties, 'an object of limits');
+
+const ISOLATION = OneOf(['worker', 'process', 'sandbox']);
+
+const ExecutionModeSchema = OneOf(['parallel', 'sequential']);
+
+const permissionsProperties = {
+  fsRead: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
+  fsWrite: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
+  // Network: on or off on the worker and process tiers, a 'host:port' list for the sandbox tier.
+  net: Optional(Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1 }))], { expected: 'true, false or an array of "host:port"' })),
+} satisfies Described<Permissions> & Record<string, TSchema>;
+
+const workersProperties = {
+  min: Optional(IntegerAtLeast(0)),
+  max: Optional(IntegerAtLeast(1)),
+  idleTimeoutMs: Optional(IntegerAtLeast(0)),
+  loadTimeoutMs: Optional(IntegerAtLeast(1)),
+} satisfies Described<WorkerOptions>;
+
+const executorProperties = {
+  tools: Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' }),
+  toolExecution: Optional(ExecutionModeSchema),
+  beforeToolCall: Optional(FunctionOption()),
+  afterToolCall: Optional(FunctionOption()),
+  host: Optional(Type.Record(Type.String(), FunctionOption(), { expected: 'an object of functions' })),
+  limits: Optional(LimitsSchema),
+  workers: Optional(Options(workersProperties, 'an object of worker counts and timeouts')),
+  isolation: Optional(ISOLATION),
+  permissions: Optional(Options(permissionsProperties, 'an object with fsRead, fsWrite or net')),
+  env: Optional(
+    Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.String())], {
+      expected: 'a list of variable names or an object of name → value',
+    }),
+  ),
+} satisfies Described<ExecutorOptions>;
+
+export const ExecutorOptionsSchema = Options(executorProperties, 'an object with a tools array');
+
+const toolProperties = {
+  name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$', expected: '1-64 letters, digits, "_" or "-"' }),
+  description: Type.String({ expected: 'a string' }),
+  parameters: Type.Unsafe({ type: 'object', expected: 'a schema object (Type.Object({...}))' }),
+  label: Optional(Type.String({ expected: 'a string' })),
+  executionMode: Optional(ExecutionModeSchema),
+  prepareArguments: Optional(FunctionOption()),
+  execute: Optional(FunctionOption()),
+  limits: Optional(LimitsSchema),
+  isolation: Optional(ISOLATION),
+  // Calls of this tool that may run at once in one worker (I/O-bound tools).
+  concurrency: Optional(IntegerAtLeast(1)),
+  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (args) => boolean' })),
+} satisfies Described<ToolDefinition> & Record<string, TSchema>;
+
+export const ToolDefinitionSchema = Options(toolProperties, 'an object');
+
+/**
+ * A module tool's definition as its worker reports it. The worker runs the
+ * tool's code, so the host checks this again before it uses any of it: the
+ * sizes are bounded because the host compiles the schema and shows the
+ * texts to a model.
+ */
+const toolInfoProperties = {
+  name: toolProperties.name,
+  description: Type.String({ maxLength: 64 * 1024, expected: 'a string of at most 64 KiB' }),
+  parameters: toolProperties.parameters,
+  label: Optional(Type.String({ maxLength: 256, expected: 'a string of at most 256 characters' })),
+  executionMode: ExecutionModeSchema,
+  limits: LimitsSchema,
+  isolation: Optional(ISOLATION),
+  hasPrepare: Type.Boolean({ expected: 'a boolean' }),
+  hasExecute: Type.Boolean({ expected: 'a boolean' }),
+} satisfies Described<ToolInfo>;
+
+const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');
+
+/**
+ * Its own Ajv instance: no coercion or defaults (options are taken as
+ * given), NaN and Infinity are not numbers, and `verbose` gives each error
+ * its schema, for `expected` and the list of known keys. Ajv is imported on
+ * first use: tool-info.ts (and so this file) is part of every worker, and
+ * a worker that never describes a tool (a replacement, a process-tier
+ * child's pool) should not pay for loading it.
+ */
+let ajvInstance: Promise<AjvInstance> | undefined;
+
+async function optionsAjv(): Promise<AjvInstance> {
+  const { Ajv } = await import('ajv');
+  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true });
+  ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', validate: (type: string, data: unknown) => typeof data === type, errors: false });
+  ajv.addKeyword({ keyword: 'expected', schemaType: 'string' });
+  return ajv;
+}
+
+let executorValidator: Promise<ValidateFunction> | undefined;
+let toolValidator: Promise<ValidateFunction> | undefined;
+let toolInfoValidator: Promise<ValidateFunction> | undefined;
+
+const compile = async (schema: TSchema) => (await (ajvInstance ??= optionsAjv())).compile(schema);
+
+/** Rejects with a TypeError naming every wrong or unknown option of `createExecutor`. */
+export async function checkExecutorOptions(options: unknown): Promise<void> {
+  const validate = await (executorValidator ??= compile(ExecutorOptionsSchema));
+  if (validate(options)) return;
+  throw new TypeError(ConfigErrors.badOptions(problemsOf(validate.errors ?? [], (path) => `option ${path}`)));
+}
+
+/** Checks a tool's fields; resolves to the problems (empty when it is valid). */
+export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
+  const validate = await (toolValidator ??= compile(ToolDefinitionSchema));
+  if (validate(tool)) return [];
+  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
+}
+
+/** Checks a definition a worker reported; resolves to the problems (empty when it is valid). */
+export async function toolInfoProblems(info: unknown): Promise<string[]> {
+  const validate = await (toolInfoValidator ??= compile(ToolInfoSchema));
+  if (validate(info)) return [];
+  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
+}
+
+/** Problems named one by one; past these, only how many more (a message stays readable, and bounded). */
+const MAX_PROBLEMS = 10;
+
+/** One line per problem; errors inside a union are folded into the union's own "must be …". */
+function problemsOf(errors: ErrorObject[], field: (path: string) => string): string[] {
+  const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
+  const problems = [
+    ...new Set(errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix))).map((error) => problemOf(error, field))),
+  ];
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  return [...problems.slice(0, MAX_PROBLEMS), ConfigErrors.moreProblems(problems.length - MAX_PROBLEMS)];
+}
+
+function problemOf(error: ErrorObject, field: (path: string) => string): string {
+  const path = pathOf(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const parent = error.parentSchema as { properties?: Record<string, { expected?: string }>; expected?: string } | undefined;
+  const join = (key: string) => (path === '' ? key : `${path}.${key}`);
+  if (error.keyword === 'additionalProperties') {
+    return ConfigErrors.unknownOption(join(String(params.additionalProperty).slice(0, 200)), path, Object.keys(parent?.properties ?? {}));
+  }
+  if (error.keyword === 'required') {
+    const key = String(params.missingProperty);
+    return ConfigErrors.missingOption(field(join(key)), parent?.properties?.[key]?.expected ?? 'given');
+  }
+  const label = path === '' ? field('(options)') : field(path);
+  return ConfigErrors.wrongOption(label, parent?.expected ?? (error.message ?? 'valid').replace(/^must be /, ''), preview(error.data, 80));
+}
+
+/** `/limits/timeoutMs` → `limits.timeoutMs`; `/permissions/fsRead/0` → `permissions.fsRead[0]`. */
+function pathOf(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '')
+    .slice(0, 200); // an option name can be as long as a caller likes
+}

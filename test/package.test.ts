@@ -1,0 +1,137 @@
+/**
+ * toolpool as a user gets it: the packed tarball installed into an empty
+ * project next to that user's own TypeBox (0.32, an older minor than the
+ * 0.34 toolpool is developed with), type-checked with tsc and run. This is
+ * the slow file of the suite (a build, a pack and an npm install, from the
+ * npm cache when it holds the packages).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { PackageErrors } from '../src/errors.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+/** The user's own TypeBox: the last 0.32 release, the oldest minor of the peer range. */
+const USER_TYPEBOX = '0.32.37';
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `npm` run by the Node of this test run, so the install matches the line under test. */
+const npm = (args: string[], cwd: string, timeoutMs = 120_000) => run('npm', args, cwd, timeoutMs);
+
+describe('require() of an ES module package', () => {
+  test('require("toolpool") fails with a message that says to use import', async () => {
+    const { code, stderr } = await run(process.execPath, ['-e', "require('toolpool')"], root, 20_000);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(`Error: ${PackageErrors.requireNotSupported()}`);
+  });
+});
+
+describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
+  let project: string;
+
+  beforeAll(async () => {
+    project = await mkdtemp(join(tmpdir(), 'toolpool-user-'));
+    const packed = await npm(['pack', '--pack-destination', project, '--loglevel=error'], root, 180_000);
+    expect(packed.code, packed.stderr).toBe(0);
+    const tarball = (await readdir(project)).find((name) => name.endsWith('.tgz'));
+    expect(tarball).toBeDefined();
+    await writeUserProject(project, tarball!);
+    const installed = await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], project);
+    expect(installed.code, installed.stderr).toBe(0);
+  }, 300_000);
+
+  afterAll(async () => {
+    if (project) await rm(project, { recursive: true, force: true });
+  });
+
+  test('toolpool uses the user\'s TypeBox: one copy, the user\'s version', async () => {
+    const { version } = JSON.parse(await readFile(join(project, 'node_modules/@sinclair/typebox/package.json'), 'utf8')) as { version: string };
+    expect(version).toBe(USER_TYPEBOX);
+    expect(existsSync(join(project, 'node_modules/toolpool/node_modules/@sinclair/typebox'))).toBe(false);
+  });
+
+  test('a tool and a host written with TypeBox 0.32 type-check (args typed from the schema)', async () => {
+    const checked = await run(process.execPath, [tsc, '-p', project], project, 120_000);
+    expect(checked.stdout + checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+  });
+
+  test('they run: the module tool in a worker, its arguments validated and coerced', async () => {
+    const ran = await run(process.execPath, ['host.mjs'], project, 60_000);
+    expect(ran.stderr).toBe('');
+    expect(ran.stdout.trim()).toBe('HELLO x3');
+  });
+
+  test('require("toolpool") from the installed package says to use import', async () => {
+    const required = await run(process.execPath, ['-e', "require('toolpool')"], project, 20_000);
+    expect(required.stderr).toContain(PackageErrors.requireNotSupported());
+  });
+});
+
+async function writeUserProject(dir: string, tarball: string): Promise<void> {
+  const files: Record<string, string> = {
+    'package.json': JSON.stringify({
+      name: 'toolpool-user',
+      private: true,
+      type: 'module',
+      dependencies: { toolpool: `file:./${tarball}`, '@sinclair/typebox': USER_TYPEBOX },
+      devDependencies: { '@types/node': '20.19.43' },
+    }),
+    'tsconfig.json': JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] },
+      include: ['*.ts'],
+    }),
+    // The README's tool, with a line that must not type-check if args were `any`.
+    'shout.ts': `import { Type } from '@sinclair/typebox';
+import { defineTool } from 'toolpool';
+
+export default defineTool({
+  name: 'shout',
+  description: 'Repeat a word in capitals',
+  parameters: Type.Object({ word: Type.String({ minLength: 1 }), times: Type.Integer({ minimum: 1 }) }),
+  execute({ word, times }) {
+    if (times < 0) {
+      // @ts-expect-error -- times is a number, so it has no toUpperCase (never runs: times >= 1)
+      times.toUpperCase();
+    }
+    return { content: [{ type: 'text', text: word.toUpperCase() + ' x' + times.toFixed(0) }] };
+  },
+});
+`,
+    'host.ts': `import { createExecutor, type ToolResultMessage } from 'toolpool';
+
+const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
+const { results }: { results: ToolResultMessage[] } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
+console.log(results[0]!.content);
+await executor.close();
+`,
+    // What the test runs: the same host in JavaScript, loading the same TypeScript tool module.
+    'host.mjs': `import { createExecutor } from 'toolpool';
+
+const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
+const { results } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
+console.log(results[0].isError ? 'error: ' + results[0].content[0].text : results[0].content[0].text);
+await executor.close();
+`,
+  };
+  await Promise.all(Object.entries(files).map(([name, text]) => writeFile(join(dir, name), text)));
+}
