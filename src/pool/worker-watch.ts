@@ -10,10 +10,15 @@ export interface WatchedPool {
 }
 
 const SWEEP_MS = 250;
-/** A worker whose task piscina has not seen finish this long after its result is blocked after return. */
-const BLOCKED_AFTER_RESULT_MS = 2_000;
+/**
+ * A worker whose task piscina has not seen finish this long after its
+ * result is blocked after return. Generous, because on a loaded machine
+ * (the full suite beside two busy processes) a healthy worker's task end
+ * has lagged its result by seconds, and 2 s retired healthy workers.
+ */
+const BLOCKED_AFTER_RESULT_MS = 5_000;
 /** A worker that looks idle this long while calls wait is presumed blocked (piscina would have given it one). */
-const STALLED_MS = 2_000;
+const STALLED_MS = 10_000;
 /** A task piscina saw done without its start on any channel is requeued after this long. */
 const UNEXPLAINED_MS = 2_000;
 

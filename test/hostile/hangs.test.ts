@@ -23,7 +23,7 @@ test('a call queued behind a worker blocked in native code after return is serve
 });
 
 test('a call sent to a worker stuck importing its module ends at the load bound, and the pool recovers', async () => {
-  const executor = await open({ tools: [fixture('hostile/import-hangs-when-flagged.mjs'), fixture('probe.ts')], workers: { min: 1, max: 1, loadTimeoutMs: 3_000 }, limits: { timeoutMs: 500, abortGraceMs: 100 } });
+  const executor = await open({ tools: [fixture('hostile/import-hangs-when-flagged.mjs'), fixture('probe.ts')], workers: { min: 1, max: 1, loadTimeoutMs: 10_000 }, limits: { timeoutMs: 500, abortGraceMs: 100 } });
   writeFileSync(flag, 'hang');
   // The crash makes piscina start a replacement, which gets stuck importing the module.
   await executor.executeBatch([call('crash', 'import_sometimes_hangs', {})]);
@@ -34,7 +34,7 @@ test('a call sent to a worker stuck importing its module ends at the load bound,
   rmSync(flag, { force: true });
   const next = await executor.executeBatch([call('next', 'probe', { action: 'ok', tag: 'recovered' })]);
   expect(textOf(next.results[0]!)).toBe('ok recovered');
-});
+}, 90_000);
 
 test('prepareArguments that never returns ends as soon as the batch is aborted', async () => {
   const executor = await open({ tools: [fixture('slow-prepare.ts')], limits: { timeoutMs: 20_000 } });
