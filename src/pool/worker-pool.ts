@@ -66,8 +66,6 @@ export class WorkerPool implements ChannelOwner, CallControls {
   private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
     this.hostFunctions = new HostFunctionTable(options.hostFunctions);
     this.loadTimeoutMs = options.loadTimeoutMs;
-    // Emitted on the next tick after any Worker is created: before it can post anything.
-    process.on('worker', this.#onWorker);
     guardNodeWorkerMessages();
     this.#piscina = new Piscina({
       filename: workerFile,
@@ -85,6 +83,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // Without a listener an 'error' event would kill the host; errors here are
     // already turned into call results, so a stray one is only reported.
     this.#piscina.on('error', (error: unknown) => process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`));
+    // 'worker' is emitted on the next tick after a Worker is created, before it can post anything, so
+    // listening only now still sees the workers piscina just started. Not before: when piscina's
+    // constructor throws (Node 24+ refuses permission flags in execArgv), no listener must be left behind.
+    process.on('worker', this.#onWorker);
     guardPiscinaReplies(this.#piscina);
     this.#watch = new WorkerWatch(this);
   }
