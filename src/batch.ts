@@ -1,6 +1,6 @@
 import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
 import { isPlainObject, parseArguments, type Parsed } from './arguments.ts';
-import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
+import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
 import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
 import type { RegisteredTool } from './registry.ts';
@@ -152,8 +152,15 @@ export class BatchRun {
     const state: CallState = { call, startedAt: performance.now(), executed: false, isError: false, durationMs: 0 };
     const parsed = parseArguments(call.arguments);
     await this.#emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: parsed.ok ? parsed.value : call.arguments });
-    const admitted = this.#admit(state, parsed);
-    const problem = admitted instanceof Promise ? await admitted : admitted;
+    let problem: string | undefined;
+    try {
+      const admitted = this.#admit(state, parsed);
+      problem = admitted instanceof Promise ? await admitted : admitted;
+    } catch (error) {
+      // Whatever is inside a call (a Proxy, a getter, a depth no validator survives) ends that call, never the batch.
+      state.args = undefined;
+      problem = ToolErrors.invalidArguments(call.name, errorMessage(error));
+    }
     if (problem !== undefined) this.#settle(state, textResult(problem), true);
     return state;
   }
@@ -172,7 +179,7 @@ export class BatchRun {
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
     if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
-    if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, String(call.arguments));
+    if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
     if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);
     return this.#validate(state, tool, parsed.value);
@@ -181,7 +188,7 @@ export class BatchRun {
   async #prepareThenValidate(state: CallState, tool: RegisteredTool, raw: Record<string, unknown>): Promise<string | undefined> {
     let args: unknown;
     try {
-      args = await tool.runner.prepare(raw);
+      args = await tool.runner.prepare(raw, this.options.signal);
     } catch (error) {
       return ToolErrors.prepareFailed(state.call.name, errorMessage(error));
     }
@@ -223,15 +230,24 @@ export class BatchRun {
     // A stop asked for by a hook (in any call) means no further tool starts.
     if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true);
     state.executed = true;
-    const outcome = await tool.runner.execute({
+    let outcome;
+    try {
+      outcome = await this.#run(tool, args, call);
+    } catch (error) {
+      outcome = { ok: false as const, error: ToolErrors.workerCrashed(errorMessage(error)) };
+    }
+    if (outcome.ok) this.#settle(state, outcome.result, false);
+    else this.#settle(state, textResult(outcome.error), true);
+  }
+
+  #run(tool: RegisteredTool, args: Record<string, unknown>, call: ToolCall) {
+    return tool.runner.execute({
       callId: call.id,
       args,
       limits: tool.limits,
       signal: this.options.signal,
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
     });
-    if (outcome.ok) this.#settle(state, outcome.result, false);
-    else this.#settle(state, textResult(outcome.error), true);
   }
 
   #settle(state: CallState, result: ToolResult, isError: boolean): void {

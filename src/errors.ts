@@ -6,17 +6,17 @@
 
 export const ToolErrors = {
   unknownTool: (name: string, available: string[]) =>
-    `Tool "${name}" not found. Available tools: ${available.length ? available.join(', ') : '(none)'}.`,
-  noImplementation: (name: string) => `Tool "${name}" has no execute function, so it cannot run.`,
+    `Tool "${boundText(name, 200)}" not found. Available tools: ${available.length ? boundText(available.join(', '), 2000) : '(none)'}.`,
+  noImplementation: (name: string) => `Tool "${boundText(name, 200)}" has no execute function, so it cannot run.`,
   malformedJson: (name: string, reason: string, raw: string) =>
-    `The arguments for tool "${name}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
+    `The arguments for tool "${boundText(name, 200)}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
     'Call the tool again with a JSON object as arguments.',
   argumentsNotObject: (name: string, raw: unknown) =>
-    `The arguments for tool "${name}" must be a JSON object. Received: ${preview(raw)}.`,
-  validationFailed: (name: string, problems: string[], received: unknown) =>
-    `Validation failed for tool "${name}":\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
+    `The arguments for tool "${boundText(name, 200)}" must be a JSON object. Received: ${preview(raw)}.`,
+  validationFailed: (name: string, problems: string[], received: unknown, total = problems.length) =>
+    `Validation failed for tool "${boundText(name, 200)}":\n${listProblems(problems, total)}\n` +
     `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
-  prepareFailed: (name: string, message: string) => `prepareArguments of tool "${name}" failed: ${message}`,
+  prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
   duplicateCallId: (id: string) =>
@@ -50,7 +50,16 @@ export const ToolErrors = {
   invalidResult: (problem: string) => `Tool returned an invalid result: ${problem}.`,
   workerExited: (code: number) =>
     `Tool crashed: its worker exited with code ${code} (process.exit or a fatal error).`,
-  workerCrashed: (message: string) => `Tool crashed: ${message}`,
+  workerCrashed: (message: string) => `Tool crashed: ${boundText(message)}`,
+  protocolViolation: (problem: string) =>
+    `Tool crashed: its worker broke toolpool's protocol (${boundText(problem, 300)}) and was retired. ` +
+    'A tool must not post on, close or forge toolpool\'s channels.',
+  workerRetired: (reason: string) => `Tool call cancelled: its worker was retired (${boundText(reason, 300)}).`,
+  workerStuck: () => 'Tool call could not start: the worker it was sent to stayed blocked, so it was retired.',
+  invalidArguments: (name: string, message: string) =>
+    `The arguments for tool "${boundText(name, 200)}" could not be processed: ${boundText(message, 500)}`,
+  notAHostFunction: (name: string) => `Host call ${boundText(name, 100)}() refused: it is not a function the host granted.`,
+  hostFunctionFailed: (name: string, message: string) => `Host call ${boundText(name, 100)}() failed: ${boundText(message)}`,
   processDied: (signal: string | null, code: number | null) =>
     `Tool crashed: its isolation process died (${signal ? `signal ${signal}` : `exit code ${code}`}).`,
   poolClosed: () => 'Tool call cancelled: the executor was closed.',
@@ -178,14 +187,33 @@ export const PackageErrors = {
     '(a .mjs file, or "type": "module" in your package.json), or `const toolpool = await import(\'toolpool\')` from CommonJS.',
 } as const;
 
+/** The text of a thrown value; never throws itself, whatever was thrown (getters, odd toString). */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'string') return error;
   try {
-    return JSON.stringify(error) ?? String(error);
+    if (error instanceof Error) return boundText(String(error.message || error.name));
+    if (typeof error === 'string') return boundText(error);
+    return preview(error, MAX_TEXT);
   } catch {
-    return String(error);
+    return 'an error that cannot be read';
   }
+}
+
+/**
+ * Every text made from something a tool or a model controls is bounded: an
+ * error result is read by a model and kept in a transcript, so a 30 MB
+ * error text or a 1 MB tool name must not become one.
+ */
+export const MAX_TEXT = 4096;
+const MAX_PROBLEMS = 20;
+
+function listProblems(problems: string[], total: number): string {
+  const shown = problems.slice(0, MAX_PROBLEMS).map((p) => `  - ${boundText(p, 300)}`);
+  if (total > shown.length) shown.push(`  - … and ${total - shown.length} more`);
+  return shown.join('\n');
+}
+
+export function boundText(text: string, max = MAX_TEXT): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
 }
 
 export function preview(value: unknown, max = 500): string {
@@ -193,7 +221,11 @@ export function preview(value: unknown, max = 500): string {
   try {
     text = JSON.stringify(value) ?? String(value);
   } catch {
-    text = String(value);
+    try {
+      text = String(value);
+    } catch {
+      text = '(a value that cannot be shown)';
+    }
   }
   return truncate(text, max);
 }

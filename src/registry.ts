@@ -116,7 +116,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
     limits,
     runner: {
-      prepare: (raw) => tier.prepare(ref, raw, limits),
+      prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),
       needsApproval: (args) => tier.needsApproval(ref, args, limits),
       execute: (job) => tier.execute(job, ref),
     },

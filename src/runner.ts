@@ -15,7 +15,7 @@ export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: 
 
 /** How the executor reaches a tool's code, wherever it runs. */
 export interface ToolRunner {
-  prepare(raw: Record<string, unknown>): Promise<Record<string, unknown>>;
+  prepare(raw: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs the tool's `needsApproval` function on validated arguments; resolves to what it returned (checked by the caller). */
   needsApproval(args: Record<string, unknown>): Promise<unknown>;
   execute(job: RunJob): Promise<RunOutcome>;

@@ -52,6 +52,13 @@ export class StopTimer {
     this.signal?.removeEventListener('abort', this);
   }
 
+  /** The call's start moved (its module finished importing): the deadline is computed again. */
+  recheck(): void {
+    if (this.stopped) return;
+    clearTimeout(this.#timer);
+    this.checkTimeout();
+  }
+
   checkTimeout(): void {
     const { timeoutMs } = this.call.limits;
     const started = this.call.startedAt();

@@ -59,8 +59,10 @@ export function compileArgumentValidator(toolName: string, where: string, schema
   }
   return (args, received) => {
     if (validate(args)) return { ok: true, args };
-    const problems = (validate.errors ?? []).map(describeProblem);
-    return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received) };
+    // Only as many problems as the error text shows are described: 200,000 unknown properties stay cheap.
+    const errors = validate.errors ?? [];
+    const problems = errors.slice(0, 20).map(describeProblem);
+    return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
 }
 

@@ -1,25 +1,30 @@
 import type { MessagePort } from 'node:worker_threads';
 import { CallContext, type ContextOwner } from '../src/call-context.ts';
-import { errorMessage } from '../src/errors.ts';
-import type { CallTable } from '../src/pool/call-table.ts';
-import { problemWithPayload } from '../src/pool/payload.ts';
-import type { ExecuteReply, ExecuteTask, UpdateMessage } from '../src/pool/protocol.ts';
+import { boundText, errorMessage } from '../src/errors.ts';
+import { copyPayload } from '../src/pool/payload.ts';
+import type { ExecuteTask, ResultMessage, UpdateMessage } from '../src/pool/protocol.ts';
 import { stopError, type StopReason } from '../src/stop-timer.ts';
 import type { ToolContext, ToolResult } from '../src/tool.ts';
+import type { ResourceOwner } from './leftovers.ts';
+import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 
 /**
  * How many updates may be in flight (posted, not yet consumed by the host)
  * before new ones are coalesced. While the host keeps up every update is
  * posted; when it falls behind, only the latest waiting one is kept, and it
- * is always posted before the result.
+ * is always posted before the result, on the same channel. The host
+ * enforces the window too (UPDATE_WINDOW in worker-channel.ts).
  */
-const UPDATE_WINDOW = 64;
+export const UPDATE_WINDOW = 64;
 const FLUSH_RETRY_MS = 1;
 /** Shared by every call when the executor grants no host functions. */
 const NO_HOST_FUNCTIONS: ToolContext['host'] = Object.freeze({});
 
+export type CallHost = (call: RunningCall, name: string, args: unknown[]) => Promise<unknown>;
+
 /** One call running in this worker: its context, its update relay and how it ends. */
-export class RunningCall implements ContextOwner {
+export class RunningCall implements ContextOwner, ResourceOwner {
+  readonly leftovers = new Set<number>();
   // Created on first use: most calls never look at their signal.
   #controller: AbortController | undefined;
   #abortReason: StopReason | undefined;
@@ -27,6 +32,7 @@ export class RunningCall implements ContextOwner {
   #earlyFailure: { error: unknown } | undefined;
   #settled = false;
   #posted = 0;
+  #consumed = 0;
   #pending: ToolResult | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
   readonly #onSettle = new Set<() => void>();
@@ -34,10 +40,8 @@ export class RunningCall implements ContextOwner {
 
   constructor(
     readonly task: ExecuteTask,
-    private readonly threadId: number,
     private readonly port: MessagePort,
-    private readonly table: CallTable,
-    callHost: (name: string, args: unknown[]) => Promise<unknown>,
+    callHost: CallHost,
   ) {
     this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost));
   }
@@ -47,35 +51,39 @@ export class RunningCall implements ContextOwner {
   }
 
   /**
-   * Runs `execute`; an error attributed to this call (uncaught, oversized
-   * update) fails it early. A tool that returns synchronously is answered
-   * without a single promise: that is the common case for cheap tools.
+   * Runs `execute` and resolves with the result message (not yet posted).
+   * A tool that returns synchronously is answered without a single promise:
+   * that is the common case for cheap tools.
    */
-  run(execute: () => ToolResult | Promise<ToolResult>): ExecuteReply | Promise<ExecuteReply> {
+  run(execute: () => ToolResult | Promise<ToolResult>): ResultMessage | Promise<ResultMessage> {
     let value: ToolResult | Promise<ToolResult>;
     try {
       value = execute();
     } catch (thrown) {
-      return this.#reply(undefined, errorMessage(thrown));
+      return this.#fault(thrown);
     }
-    if (this.#earlyFailure !== undefined) return this.#reply(undefined, errorMessage(this.#earlyFailure.error));
-    if (!(value instanceof Promise)) return this.#reply(value, problemWithPayload(value, 'result', this.task.maxResultBytes));
-    return new Promise<unknown>((resolve, reject) => {
-      this.#fail = reject;
-      value.then(resolve, reject);
-    }).then(
-      (result) => this.#reply(result, problemWithPayload(result, 'result', this.task.maxResultBytes)),
-      (thrown: unknown) => this.#reply(undefined, errorMessage(thrown)),
-    );
+    if (this.#earlyFailure !== undefined) return this.#fault(this.#earlyFailure.error);
+    if (!isPromise(value)) return this.#reply(value);
+    return new Promise<ResultMessage>((resolve) => {
+      this.#fail = (error) => resolve(this.#fault(error));
+      promiseThen(
+        value as Promise<ToolResult>,
+        (result) => resolve(this.#reply(result)),
+        (thrown: unknown) => resolve(this.#fault(thrown)),
+      );
+    });
   }
 
-  #reply(result: unknown, error: string | undefined): ExecuteReply {
+  #fault(thrown: unknown): ResultMessage {
     this.#settle();
-    const { threadId } = this;
-    const updates = this.#posted;
-    return error === undefined
-      ? { ok: true, result: result as ToolResult, threadId, updates }
-      : { ok: false, error, threadId, updates };
+    return { t: 'result', runId: this.task.runId, ok: false, error: boundText(safeErrorMessage(thrown)) };
+  }
+
+  #reply(result: unknown): ResultMessage {
+    this.#settle();
+    const { runId } = this.task;
+    const copied = copyPayload(result, 'result', this.task.maxResultBytes);
+    return copied.ok ? { t: 'result', runId, ok: true, result: copied.value as ToolResult } : { t: 'result', runId, ok: false, error: copied.error };
   }
 
   /** An error raised by this call's code outside `execute`'s promise (a timer, a late rejection). */
@@ -89,12 +97,17 @@ export class RunningCall implements ContextOwner {
     this.#controller?.abort(stopError(reason));
   }
 
+  /** The host has consumed this many of the call's updates. */
+  acknowledge(consumed: number): void {
+    if (consumed > this.#consumed && consumed <= this.#posted) this.#consumed = consumed;
+  }
+
   /**
    * Host functions as the tool sees them. A host call still pending when
    * the tool's call ends is cancelled: its promise rejects, so a tool can
    * never act on an answer that arrives after its call is over.
    */
-  #hostFunctions(names: string[], callHost: (name: string, args: unknown[]) => Promise<unknown>): ToolContext['host'] {
+  #hostFunctions(names: string[], callHost: CallHost): ToolContext['host'] {
     if (names.length === 0) return NO_HOST_FUNCTIONS;
     const functions: ToolContext['host'] = {};
     for (const name of names) {
@@ -103,8 +116,8 @@ export class RunningCall implements ContextOwner {
         return new Promise((resolve, reject) => {
           const cancel = () => reject(new Error(`Host call ${name}() cancelled: the tool call ended.`));
           this.#onSettle.add(cancel);
-          callHost(name, args)
-            .then(resolve, (error: unknown) => reject(error instanceof Error ? error : new Error(String(error))))
+          callHost(this, name, args)
+            .then(resolve, reject)
             .finally(() => this.#onSettle.delete(cancel));
         });
       };
@@ -123,13 +136,10 @@ export class RunningCall implements ContextOwner {
 
   update(partial: ToolResult): void {
     if (this.#settled) return; // S10: valid only during the call
-    const problem = problemWithPayload(partial, 'update', this.task.maxResultBytes);
-    if (problem) return this.fail(new Error(problem));
-    if (this.#inFlight() < UPDATE_WINDOW) {
+    if (this.#posted - this.#consumed < UPDATE_WINDOW) {
       this.#post(partial);
     } else {
-      // Coalesce: latest wins. Kept by reference; if the tool mutates it later,
-      // what is sent is newer still, which is what latest-wins means.
+      // Coalesce: latest wins. Kept by reference and copied when posted.
       this.#pending = partial;
       this.#flushTimer ??= setTimeout(() => this.#flushWhenRoom(), FLUSH_RETRY_MS);
     }
@@ -138,31 +148,41 @@ export class RunningCall implements ContextOwner {
   #flushWhenRoom(): void {
     this.#flushTimer = undefined;
     if (this.#settled || !this.#pending) return;
-    if (this.#inFlight() < UPDATE_WINDOW) {
-      this.#post(this.#pending);
+    if (this.#posted - this.#consumed < UPDATE_WINDOW) {
+      const pending = this.#pending;
       this.#pending = undefined;
+      this.#post(pending);
     } else {
       this.#flushTimer = setTimeout(() => this.#flushWhenRoom(), FLUSH_RETRY_MS);
     }
   }
 
-  #inFlight(): number {
-    return this.#posted - this.table.consumed(this.task.slot);
-  }
-
   #post(partial: ToolResult): void {
+    const copied = copyPayload(partial, 'update', this.task.maxResultBytes);
+    if (!copied.ok) return this.fail(new Error(copied.error));
     this.#posted++;
-    const message: UpdateMessage = { runId: this.task.runId, partial };
-    this.port.postMessage(message);
+    const message: UpdateMessage = { t: 'update', runId: this.task.runId, partial: copied.value as ToolResult };
+    postOnPort(this.port, message);
   }
 
-  /** The last update is always delivered, and before the reply that carries the result. */
+  /** The last update is always delivered, and before the result: same channel, posted first. */
   #settle(): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    if (pending) this.#post(pending);
     this.#settled = true;
     for (const cancel of this.#onSettle) cancel();
     this.#onSettle.clear();
-    if (this.#flushTimer) clearTimeout(this.#flushTimer);
-    if (this.#pending) this.#post(this.#pending);
-    this.#pending = undefined;
   }
 }
+
+/** An error's text, bounded, without trusting the thrown value (its getters, its toString). */
+function safeErrorMessage(thrown: unknown): string {
+  try {
+    return errorMessage(thrown);
+  } catch {
+    return 'the tool threw a value that cannot be read';
+  }
+}
+

@@ -1,63 +1,93 @@
 /**
  * The piscina worker entry. Loads tool modules, runs `prepareArguments` and
- * `execute`, relays progress on this worker's own channel and reports every
- * failure as data. An error a tool raises outside its promise (a timer, a
- * late rejection) is pinned to the call whose code raised it through
- * AsyncLocalStorage, and dropped if that call already settled, so it is
- * never blamed on a later, innocent call.
+ * `execute`, and speaks for each call on this worker's own channel: start,
+ * updates, result, host calls. The channel is made here, before any tool
+ * code runs, and handed to the host in the first message on the parent
+ * port; the host binds it to this Worker and never accepts another.
+ *
+ * An error a tool raises outside its promise (a timer, a late rejection) is
+ * pinned to the call whose code raised it through AsyncLocalStorage, and
+ * dropped if that call already settled. A call that leaves resources behind
+ * or changes the shared realm retires this worker (see leftovers.ts and
+ * realm-integrity.ts), so nothing it left can hurt a later call.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
-import { wrap, type Remote } from 'comlink/dist/esm/comlink.mjs';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { errorMessage } from '../src/errors.ts';
-import { CallTable, type CallTableMemory } from '../src/pool/call-table.ts';
+import { MessageChannel, parentPort } from 'node:worker_threads';
+import { boundText, errorMessage } from '../src/errors.ts';
 import {
   WORKER_HELLO,
-  type AbortMessage,
-  type PreloadMessage,
   type DescribeReply,
   type DescribeTask,
-  type PrepareTask,
-  type ExecuteReply,
   type ExecuteTask,
+  type HostMessage,
+  type HostReplyMessage,
   type PrepareReply,
   type ApprovalReply,
   type ApprovalTask,
+  type PrepareTask,
+  type ResultMessage,
   type WorkerHello,
   type WorkerTask,
 } from '../src/pool/protocol.ts';
 import type { Tool } from '../src/tool.ts';
-import { describeModule, loadedTool, loadTool } from './tool-loader.ts';
+import { liveLeftovers, trackLeftovers } from './leftovers.ts';
+import { disableInspector } from './no-inspector.ts';
+import { isPromise, postOnPort, promiseThen } from './primordials.ts';
+import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
 import { RunningCall } from './running-call.ts';
+import { describeModule, loadedTool, loadTool } from './tool-loader.ts';
 
-const table = new CallTable((workerData as { callTable: CallTableMemory }).callTable);
 const running = new Map<number, RunningCall>();
 const currentCall = new AsyncLocalStorage<RunningCall>();
+/** Calls the host cancelled before this worker took them (kept small: only recent ones matter). */
+const cancelled = new Set<number>();
+const CANCELLED_KEPT = 1024;
 
-const progress = new MessageChannel();
-const hostCalls = new MessageChannel();
-const hello: WorkerHello = { [WORKER_HELLO]: true, threadId, port: progress.port2, hostPort: hostCalls.port2 };
-parentPort!.postMessage(hello, [progress.port2, hostCalls.port2]);
-progress.port1.on('message', (message: AbortMessage | PreloadMessage) => {
-  if ('preload' in message) for (const ref of message.preload) loadTool(ref).catch(() => undefined);
-  else running.get(message.runId)?.abort(message.reason);
-});
-progress.port1.unref();
-const host = wrap<Record<string, (...args: unknown[]) => Promise<unknown>>>(nodeEndpoint(hostCalls.port1));
-hostCalls.port1.unref();
+const channel = new MessageChannel();
+const port = channel.port1;
+const hello: WorkerHello = { [WORKER_HELLO]: true, port: channel.port2 };
+parentPort!.postMessage(hello, [channel.port2]);
+// Left referenced, so a tool finds it among its active handles like any other port: the host trusts nothing posted on it.
+port.on('message', onHostMessage);
 
+/** Set once a call left something behind or changed the realm: this worker takes no further call. */
+let retiring: string | undefined;
+const hostReplies = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+let nextHostCall = 1;
+
+trackLeftovers(currentCall);
+disableInspector();
 process.on('uncaughtException', attributeToCall);
 process.on('unhandledRejection', attributeToCall);
+resetRealmBaseline();
+
+function onHostMessage(message: HostMessage): void {
+  switch (message?.t) {
+    case 'abort': {
+      const call = running.get(message.runId);
+      if (call) return call.abort(message.reason);
+      cancelled.add(message.runId);
+      if (cancelled.size > CANCELLED_KEPT) cancelled.delete(cancelled.values().next().value!);
+      return;
+    }
+    case 'ack':
+      return running.get(message.runId)?.acknowledge(message.consumed);
+    case 'preload':
+      for (const ref of message.preload) promiseThen(loadTool(ref), resetRealmBaseline, () => undefined);
+      return;
+    case 'host-reply':
+      return settleHostCall(message);
+  }
+}
 
 function attributeToCall(error: unknown): void {
   const call = currentCall.getStore();
   if (call && !call.settled) return call.fail(error);
   // The call that raised it has already settled (or none did): report, never blame another call.
-  process.emitWarning(`toolpool: a tool raised an error after its call ended: ${errorMessage(error)}`, 'ToolpoolLateError');
+  process.emitWarning(`toolpool: a tool raised an error after its call ended: ${boundText(errorMessage(error))}`, 'ToolpoolLateError');
 }
 
-type Reply = DescribeReply | PrepareReply | ApprovalReply | ExecuteReply;
+type Reply = DescribeReply | PrepareReply | ApprovalReply | undefined;
 
 /** Synchronous when it can be: a cheap tool that is already loaded is answered without a promise. */
 export default function handle(task: WorkerTask): Reply | Promise<Reply> {
@@ -75,9 +105,11 @@ export default function handle(task: WorkerTask): Reply | Promise<Reply> {
 
 async function describe(task: DescribeTask): Promise<DescribeReply> {
   try {
-    return { ok: true, info: await describeModule(task) };
+    const info = await describeModule(task);
+    resetRealmBaseline();
+    return { ok: true, info };
   } catch (error) {
-    return { ok: false, error: errorMessage(error) };
+    return { ok: false, error: boundText(errorMessage(error)) };
   }
 }
 
@@ -86,7 +118,7 @@ async function prepare(task: PrepareTask): Promise<PrepareReply> {
     const tool = await loadTool(task);
     return { ok: true, args: tool.prepareArguments!(task.raw) };
   } catch (error) {
-    return { ok: false, error: errorMessage(error) };
+    return { ok: false, error: boundText(errorMessage(error)) };
   }
 }
 
@@ -97,30 +129,98 @@ async function needsApproval(task: ApprovalTask): Promise<ApprovalReply> {
     // Only a boolean is an answer; anything else the host reports as the tool's mistake.
     return { ok: true, answer: typeof answer === 'boolean' ? answer : String(answer) };
   } catch (error) {
-    return { ok: false, error: errorMessage(error) };
+    return { ok: false, error: boundText(errorMessage(error)) };
   }
 }
 
-function execute(task: ExecuteTask): ExecuteReply | Promise<ExecuteReply> {
+/** Answers piscina once the result is on the channel: the host never waits for piscina's reply to settle a call. */
+function execute(task: ExecuteTask): undefined | Promise<undefined> {
+  if (cancelled.delete(task.runId)) return undefined; // the host dropped it before this worker took it
+  if (retiring) return void postOnPort(port, { t: 'refused', runId: task.runId }); // the host sends it to another worker
   const tool = loadedTool(task);
-  if (tool) return runCall(task, tool);
-  return loadTool(task).then(
-    (loaded) => runCall(task, loaded),
-    (error: unknown): ExecuteReply => ({ ok: false, error: errorMessage(error), threadId, updates: 0 }),
+  postOnPort(port, { t: 'start', runId: task.runId, loading: tool === undefined });
+  if (tool) return finish(runCall(task, tool));
+  return promiseThen(
+    loadTool(task),
+    (loaded) => {
+      resetRealmBaseline();
+      postOnPort(port, { t: 'loaded', runId: task.runId });
+      return finish(runCall(task, loaded));
+    },
+    (error: unknown) => void postOnPort(port, { t: 'result', runId: task.runId, ok: false, error: boundText(errorMessage(error)) }),
+  ) as Promise<undefined>;
+}
+
+function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> } {
+  const call = new RunningCall(task, port, callHost);
+  running.set(task.runId, call);
+  const reply = currentCall.run(call, () => call.run(() => tool.execute(task.args as never, call.context)));
+  return { call, reply };
+}
+
+function finish({ call, reply }: { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> }): undefined | Promise<undefined> {
+  if (!isPromise(reply)) return send(call, reply);
+  return promiseThen(reply, (message) => send(call, message), () => undefined) as Promise<undefined>;
+}
+
+/**
+ * Posts the result, saying whether this worker must be retired: a call that
+ * left resources alive or changed the realm. Timers and immediates that are
+ * done say so at once; any other resource is looked at again one turn later,
+ * when destroy hooks have run, before piscina hears the task is done.
+ */
+function send(call: RunningCall, message: ResultMessage): undefined | Promise<undefined> {
+  running.delete(call.task.runId);
+  const changed = realmChange();
+  if (changed) return retireAfter(message, changed);
+  const live = liveLeftovers(call);
+  if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) running`);
+  post(message);
+  if (live.uncertain === 0) return undefined;
+  // Looked at again once destroy hooks have run, before piscina hears the task is done.
+  return new Promise<undefined>((resolve) =>
+    setImmediate(() => {
+      const still = liveLeftovers(call).uncertain;
+      if (still > 0) retireSelf(`the call left ${still} handle(s) open`);
+      resolve(undefined);
+    }),
   );
 }
 
-function runCall(task: ExecuteTask, tool: Tool): ExecuteReply | Promise<ExecuteReply> {
-  if (!table.start(task.slot, threadId)) return { cancelled: true };
-  const call = new RunningCall(task, threadId, progress.port1, table, callHost);
-  running.set(task.runId, call);
-  const reply = currentCall.run(call, () => call.run(() => tool.execute(task.args as never, call.context)));
-  if (reply instanceof Promise) return reply.finally(() => running.delete(task.runId));
-  running.delete(task.runId);
-  return reply;
+function retireAfter(message: ResultMessage, reason: string): undefined {
+  retiring = reason;
+  return post({ ...message, retire: reason });
 }
 
-/** A comlink call to a function the host granted (`createExecutor({ host })`). */
-function callHost(name: string, args: unknown[]): Promise<unknown> {
-  return (host as Remote<Record<string, (...a: unknown[]) => Promise<unknown>>>)[name]!(...args);
+/** This worker asks the host to retire it; until the host does, it takes no call. */
+function retireSelf(reason: string): void {
+  retiring = reason;
+  postOnPort(port, { t: 'retire', runId: 0, reason });
+}
+
+function post(message: ResultMessage): undefined {
+  postOnPort(port, message);
+  return undefined;
+}
+
+/** A host function call on the channel; the host runs only functions it listed. */
+function callHost(call: RunningCall, name: string, args: unknown[]): Promise<unknown> {
+  const id = nextHostCall++;
+  return new Promise((resolve, reject) => {
+    hostReplies.set(id, { resolve, reject });
+    try {
+      postOnPort(port, { t: 'host-call', runId: call.task.runId, id, name, args });
+    } catch (error) {
+      hostReplies.delete(id);
+      reject(new Error(`Host call ${name}() failed: its arguments cannot be sent (${errorMessage(error)})`));
+    }
+  });
+}
+
+function settleHostCall(message: HostReplyMessage): void {
+  const pending = hostReplies.get(message.id);
+  if (!pending) return;
+  hostReplies.delete(message.id);
+  if (message.ok) pending.resolve(message.value);
+  else pending.reject(new Error(message.error));
 }

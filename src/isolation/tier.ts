@@ -13,7 +13,8 @@ export type PrepareLimits = Pick<ResolvedLimits, 'maxMemoryMb' | 'timeoutMs'>;
  */
 export interface ToolTier {
   describe(ref: ModuleTask): Promise<ToolInfo>;
-  prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>>;
+  /** `signal`: the batch's abort; a prepare still running when it fires ends at once. */
+  prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs the tool's `needsApproval(args)` where its code runs, with prepare's limits; resolves to its raw answer. */
   needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown>;
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome>;

@@ -1,26 +1,24 @@
 /**
- * The messages between the host and a tool worker. Tasks and replies travel
- * through piscina; progress, aborts and the per-worker hello travel on one
- * MessageChannel per worker (a fresh channel per call would cost a third of
- * a round trip), tagged with the call's run id.
+ * The messages between the host and a tool worker. piscina carries the
+ * tasks (it picks the worker and keeps the workers alive); everything about
+ * a running call — its start, its updates, its result, its host calls and
+ * its abort — travels on one MessageChannel per worker, which the host binds
+ * to that worker's Worker object. Updates and the result share that one
+ * ordered channel, so no update can ever arrive after its call's result.
+ *
+ * Every message a worker sends is untrusted input: the host checks it in
+ * channel-messages.ts, and anything unexpected retires the worker.
  */
 import type { ToolInfo } from '../tool-info.ts';
 import type { ToolResult } from '../tool.ts';
 
-/** Marks the first message a worker posts on its parent port: its own channel to the host. */
+/** Marks the first message a worker posts on its parent port: its end of the channel. */
 export const WORKER_HELLO = 'toolpool:worker-hello';
 
 export interface WorkerHello {
   [WORKER_HELLO]: true;
-  threadId: number;
-  /** Progress out, aborts in. */
-  port: MessagePortLike;
-  /** A separate port for comlink host calls, so neither protocol sees the other's messages. */
-  hostPort: MessagePortLike;
+  port: object;
 }
-
-// Kept structural so this file has no runtime imports and stays cheap to bundle into workers.
-type MessagePortLike = object;
 
 export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ExecuteTask;
 
@@ -50,10 +48,12 @@ export interface ApprovalTask extends ModuleTask {
 
 export interface ExecuteTask extends ModuleTask {
   op: 'execute';
+  /**
+   * Unguessable: a worker can only speak for calls it was given, because it
+   * cannot name any other (see run-ids.ts).
+   */
   runId: number;
   callId: string;
-  /** Index into the shared call table (start time, consumed updates). */
-  slot: number;
   args: unknown;
   maxResultBytes: number;
   hostFunctions: string[];
@@ -64,29 +64,86 @@ export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: f
 /** `answer` is whatever the function returned; the host checks it is a boolean. */
 export type ApprovalReply = { ok: true; answer: unknown } | { ok: false; error: string };
 
-export type ExecuteReply =
-  | ({
-      threadId: number;
-      /** How many updates the worker posted for this call; the host drains until it has them all. */
-      updates: number;
-    } & ({ ok: true; result: ToolResult } | { ok: false; error: string }))
-  /** The host cancelled the call before this worker took it. */
-  | { cancelled: true };
-
 /** Worker → host on the worker's channel. */
-export interface UpdateMessage {
+export type WorkerMessage = StartMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage | RetireMessage | RefusedMessage;
+
+/** Sent when the worker takes the call, before any of the tool's code runs. */
+export interface StartMessage {
+  t: 'start';
   runId: number;
-  /** Checked in the worker by problemWithPayload, so it is certain to clone. */
+  /** The tool module is not imported yet: its import is bounded by loadTimeoutMs on top of timeoutMs. */
+  loading: boolean;
+}
+
+/** After a start with `loading`: the module is imported and the tool runs now; its timeout counts from here. */
+export interface LoadedMessage {
+  t: 'loaded';
+  runId: number;
+}
+
+export interface UpdateMessage {
+  t: 'update';
+  runId: number;
   partial: ToolResult;
 }
 
+export interface ResultMessage {
+  t: 'result';
+  runId: number;
+  ok: boolean;
+  result?: ToolResult;
+  error?: string;
+  /** Why this worker must not run another call (leftovers, patched builtins); absent when it is clean. */
+  retire?: string;
+}
+
+/** The worker asks to be retired (a call left handles open); runId is 0. */
+export interface RetireMessage {
+  t: 'retire';
+  runId: 0;
+  reason: string;
+}
+
+/** A retiring worker got a task: it did not start it, so the host sends it elsewhere. */
+export interface RefusedMessage {
+  t: 'refused';
+  runId: number;
+}
+
+export interface HostCallMessage {
+  t: 'host-call';
+  runId: number;
+  id: number;
+  name: string;
+  args: unknown[];
+}
+
 /** Host → worker on the worker's channel. */
+export type HostMessage = AbortMessage | AckMessage | PreloadMessage | HostReplyMessage;
+
 export interface AbortMessage {
+  t: 'abort';
   runId: number;
   reason: 'aborted' | 'timeout';
 }
 
-/** Host → a new worker on its channel: the tool modules to import before any call arrives. */
+/** Flow control: the host has consumed this many of the call's updates. */
+export interface AckMessage {
+  t: 'ack';
+  runId: number;
+  consumed: number;
+}
+
+/** The tool modules a new worker imports before any call arrives. */
 export interface PreloadMessage {
+  t: 'preload';
   preload: ModuleTask[];
+}
+
+export interface HostReplyMessage {
+  t: 'host-reply';
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: string;
 }

@@ -2,30 +2,19 @@ import { Piscina } from 'piscina';
 import { availableParallelism } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { expose } from 'comlink/dist/esm/comlink.mjs';
-import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { ConfigErrors, ToolErrors, errorMessage, stopMessage } from '../errors.ts';
+import { MessagePort, type Worker } from 'node:worker_threads';
+import { ConfigErrors, ToolErrors, errorMessage } from '../errors.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
-import type { HostFunctions, ToolResult } from '../tool.ts';
-import { CallTable } from './call-table.ts';
+import type { HostFunctions } from '../tool.ts';
+import { HostFunctionTable } from './host-functions.ts';
 import { toRunnableModule } from './module-compiler.ts';
-import {
-  WORKER_HELLO,
-  type AbortMessage,
-  type PreloadMessage,
-  type DescribeReply,
-  type ModuleTask,
-  type ExecuteReply,
-  type PrepareReply,
-  type ApprovalReply,
-  type UpdateMessage,
-  type WorkerHello,
-  type WorkerTask,
-} from './protocol.ts';
-import { StopTimer, type StopReason, type Stoppable } from '../stop-timer.ts';
-import type { ResolvedLimits } from '../limits.ts';
+import { PoolCall, type CallControls } from './pool-call.ts';
+import { WORKER_HELLO, type DescribeReply, type ModuleTask, type PrepareReply, type ApprovalReply, type WorkerTask } from './protocol.ts';
+import { randomRunId } from './run-ids.ts';
+import { WorkerWatch } from './worker-watch.ts';
+import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
+import { WorkerChannel, type ChannelOwner } from './worker-channel.ts';
 
 export interface WorkerPoolOptions {
   maxMemoryMb: number;
@@ -42,9 +31,12 @@ export interface WorkerPoolOptions {
   codeRangeSizeMb?: number;
 }
 
-
-/** Calls in flight per pool before further calls wait for a slot in the shared call table. */
-const CALL_TABLE_SLOTS = 1024;
+/** A call whose task no worker started (its worker died first, or was retired) is handed to piscina again, this often at most. */
+const MAX_ATTEMPTS = 3;
+/** How long close() waits for threads to end; a thread blocked in native code (a sync sleep, a stdin read) is abandoned after it. */
+const CLOSE_BOUND_MS = 2_000;
+/** piscina's ready message, which it posts on the parent port after ours. */
+const PISCINA_READY = '_WORKER_READY';
 
 export function defaultWorkerCount(): number {
   return Math.max(2, availableParallelism());
@@ -52,25 +44,31 @@ export function defaultWorkerCount(): number {
 
 /**
  * One piscina pool for one limits profile (workers of a pool share their
- * heap limit). Owns the per-worker channels, the shared call table, the
- * two-step stop for timeouts and aborts, and the classification of every
- * way a worker can fail.
+ * heap limit). piscina starts, replaces and reaps the workers and picks the
+ * worker for each task; the host binds each worker's channel to its Worker
+ * object and decides everything about a call from its own state (see
+ * pool-call.ts and worker-channel.ts). Nothing in workerData is shared.
  */
-export class WorkerPool {
+export class WorkerPool implements ChannelOwner, CallControls {
+  readonly hostFunctions: HostFunctionTable;
+  readonly loadTimeoutMs: number;
   readonly #piscina: Piscina;
-  readonly #table = CallTable.create(CALL_TABLE_SLOTS);
-  readonly #ports = new Map<number, MessagePort>();
-  readonly #active = new Map<number, PoolCall>();
-  readonly #helloWaiters = new Map<number, (port: MessagePort) => void>();
+  readonly #channels = new Map<Worker, WorkerChannel>();
+  /** Calls handed to piscina that no worker has started yet, by run id. */
+  readonly #queued = new Map<number, PoolCall>();
+  readonly #watch: WorkerWatch;
   #acks: PoolCall[] = [];
   /** The tool modules this pool has run (one ref object per tool), for preloading new workers. */
   readonly #modules = new Set<ModuleTask>();
-  #nextRunId = 1;
-  readonly #hostFunctionNames: string[];
+  /** describe and prepare tasks in flight: they occupy a worker without a call the host can see. */
+  untracked = 0;
   #closing = false;
+  readonly #onWorker = (worker: Worker) => this.#adopt(worker);
 
   private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
-    this.#hostFunctionNames = Object.keys(options.hostFunctions);
+    this.hostFunctions = new HostFunctionTable(options.hostFunctions);
+    this.loadTimeoutMs = options.loadTimeoutMs;
+    guardNodeWorkerMessages();
     this.#piscina = new Piscina({
       filename: workerFile,
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
@@ -79,18 +77,20 @@ export class WorkerPool {
       resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, ...(options.codeRangeSizeMb ? { codeRangeSizeMb: options.codeRangeSizeMb } : {}) },
       env: options.env,
       execArgv: options.execArgv,
-      workerData: { callTable: this.#table.memory },
       // Atomics.waitAsync keeps an idle worker's event loop turning, so a
       // tool's leftover timers fire (and are attributed) while it waits, and
-      // a new worker can import its tools before its first call. piscina's
-      // default ('sync') blocks idle workers; it measured ~10% more
-      // throughput with 100 calls in flight (see BENCHMARKS.md).
+      // a new worker can import its tools before its first call.
       atomics: 'async',
     });
-    this.#piscina.on('message', (message: unknown) => this.#onWorkerMessage(message));
     // Without a listener an 'error' event would kill the host; errors here are
     // already turned into call results, so a stray one is only reported.
     this.#piscina.on('error', (error: unknown) => process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`));
+    // 'worker' is emitted on the next tick after a Worker is created, before it can post anything, so
+    // listening only now still sees the workers piscina just started. Not before: when piscina's
+    // constructor throws (Node 24+ refuses permission flags in execArgv), no listener must be left behind.
+    process.on('worker', this.#onWorker);
+    guardPiscinaReplies(this.#piscina);
+    this.#watch = new WorkerWatch(this);
   }
 
   static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
@@ -100,17 +100,22 @@ export class WorkerPool {
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const timeoutMs = this.options.loadTimeoutMs;
     const task: WorkerTask = { op: 'describe', ...ref };
-    const reply = (await this.#runBounded(task, timeoutMs, ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+    const reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
     if (!reply.ok) throw new Error(reply.error);
     this.#modules.add(ref);
     return reply.info;
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, toolTimeoutMs: number): Promise<Record<string, unknown>> {
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, toolTimeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const task: WorkerTask = { op: 'prepare', ...ref, raw };
     // A worker that has not imported the module yet does it first.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
-    const reply = (await this.#runBounded(task, timeoutMs, ToolErrors.prepareTimedOut(timeoutMs))) as PrepareReply;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const bound = signal ? AbortSignal.any([timeout, signal]) : timeout;
+    const message = () => (signal?.aborted ? ToolErrors.abortedBeforeStart() : ToolErrors.prepareTimedOut(timeoutMs));
+    const reply = (await this.#runBounded(task, bound, message)) as PrepareReply;
+    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed prepare reply'));
     if (!reply.ok) throw new Error(reply.error);
     return reply.args;
   }
@@ -119,125 +124,72 @@ export class WorkerPool {
     const task: WorkerTask = { op: 'needsApproval', ...ref, args };
     // The same deadline as prepareArguments: it runs module code too.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
-    const reply = (await this.#runBounded(task, timeoutMs, ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
+    const reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
+    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed needsApproval reply'));
     if (!reply.ok) throw new Error(reply.error);
     return reply.answer;
   }
 
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    if (this.#closing) return { ok: false, error: ToolErrors.poolClosed() };
     this.#modules.add(ref);
-    const free = this.#table.acquire();
-    const slot = typeof free === 'number' ? free : await free;
-    const call = new PoolCall(this.#nextRunId++, slot, job, ref, this.#table, this);
-    this.#active.set(call.runId, call);
-    // The slot is reused only once piscina is done with the task, even when
-    // the call settled earlier (cancelled before it started).
-    const release = () => this.#table.release(slot);
-    (this.#run(call.task(this.#hostFunctionNames)) as Promise<ExecuteReply>).then(
-      (value) => {
-        release();
-        call.settle({ value });
-      },
-      (error: unknown) => {
-        release();
-        call.settle({ error });
-      },
-    );
-    const settled = await call.settled;
-    call.dispose();
-    if ('value' in settled) {
-      const draining = this.#drainUpdates(settled.value, call);
-      if (draining) await draining;
-    }
-    this.#active.delete(call.runId);
-    return this.#closing && 'error' in settled ? { ok: false, error: ToolErrors.poolClosed() } : call.outcome(settled);
+    const call = new PoolCall(this.#newRunId(), job, ref, this);
+    this.#queued.set(call.runId, call);
+    this.#dispatch(call);
+    this.#watch.wake();
+    return call.done;
   }
 
   async close(): Promise<void> {
     this.#closing = true;
-    await this.#piscina.destroy();
-    for (const port of this.#ports.values()) port.close();
-    this.#ports.clear();
+    process.off('worker', this.#onWorker);
+    this.#watch.stop();
+    for (const call of this.#queued.values()) call.fail(ToolErrors.poolClosed());
+    for (const channel of this.#channels.values()) for (const call of channel.running.values()) call.fail(ToolErrors.poolClosed());
+    const threads = this.#piscina.threads;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#piscina.destroy().catch(() => undefined),
+      new Promise((resolve) => (bound = setTimeout(resolve, CLOSE_BOUND_MS))),
+    ]);
+    clearTimeout(bound);
+    // A thread still running is blocked in native code: abandon it, so it cannot keep this process alive.
+    for (const thread of threads) thread.unref();
+    for (const channel of this.#channels.values()) channel.port.close();
+    this.#channels.clear();
   }
 
-  #run(task: WorkerTask): Promise<unknown> {
-    return this.#piscina.run(task);
+  // ChannelOwner
+
+  claim(runId: number): PoolCall | undefined {
+    const call = this.#queued.get(runId);
+    if (call) this.#queued.delete(runId);
+    return call;
   }
 
-  /**
-   * Loading a module and `prepareArguments` run module code too, so they
-   * get a deadline: a module that never finishes importing must not hang
-   * createExecutor. Past it, piscina terminates the worker.
-   */
-  async #runBounded(task: WorkerTask, timeoutMs: number, message: string): Promise<unknown> {
-    try {
-      return await this.#piscina.run(task, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (error) {
-      throw (error as Error)?.name === 'AbortError' ? new Error(message) : error;
-    }
+  refused(runId: number): void {
+    const call = this.#queued.get(runId);
+    if (!call) return;
+    if (call.taskDone) this.requeue(call, 'its worker was retiring');
+    else call.refused = true;
   }
 
-  /**
-   * The hard kill: terminate the thread running the call. Piscina sees the
-   * worker exit, fails its task and starts a replacement. (Passing an
-   * AbortSignal to piscina would do the same but costs every call ~7 µs.)
-   */
-  terminateThread(threadId: number): void {
-    void this.#piscina.threads.find((worker) => worker.threadId === threadId)?.terminate();
+  forget(channel: WorkerChannel): void {
+    if (this.#channels.get(channel.worker) === channel) this.#channels.delete(channel.worker);
   }
 
-  #helloFrom(threadId: number): Promise<MessagePort> {
-    return new Promise((resolve) => this.#helloWaiters.set(threadId, resolve));
-  }
+  // CallControls
 
-  #onWorkerMessage(message: unknown): void {
-    if (typeof message !== 'object' || message === null || !(WORKER_HELLO in message)) return;
-    const { threadId, port, hostPort } = message as WorkerHello & { port: MessagePort; hostPort: MessagePort };
-    this.#ports.set(threadId, port);
-    this.#helloWaiters.get(threadId)?.(port);
-    this.#helloWaiters.delete(threadId);
-    port.on('message', (update: UpdateMessage) => this.#active.get(update.runId)?.receive(update.partial));
-    port.on('close', () => this.#ports.delete(threadId));
-    port.unref();
-    // A replacement worker (after a crash or a kill) imports the tools now,
-    // not when a call arrives: importing a module and its packages can take
-    // a hundred milliseconds and more.
-    if (this.#modules.size > 0) port.postMessage({ preload: [...this.#modules] } satisfies PreloadMessage);
-    expose(this.options.hostFunctions, nodeEndpoint(hostPort));
-    hostPort.unref();
+  cancelQueued(call: PoolCall): void {
+    // The host does not know which worker (if any) has the task yet: every worker hears it and the one that gets it skips it.
+    for (const channel of this.#channels.values()) channel.post({ t: 'abort', runId: call.runId, reason: 'aborted' });
   }
 
   /**
-   * Updates travel on the worker's channel, the reply on piscina's: the
-   * reply says how many updates were posted, and any still queued are read
-   * synchronously now, so no update can ever follow its call's end.
-   */
-  #drainUpdates(reply: ExecuteReply, call: PoolCall): Promise<void> | undefined {
-    if ('cancelled' in reply || call.received >= reply.updates) return undefined;
-    const port = this.#ports.get(reply.threadId);
-    if (port) return void this.#readQueued(port, reply.updates, call);
-    // A new worker's hello (with its channel) travels on another port than
-    // its first reply and may not have been handled yet; it was sent first,
-    // so it is already on its way.
-    return this.#helloFrom(reply.threadId).then((arrived) => this.#readQueued(arrived, reply.updates, call));
-  }
-
-  #readQueued(port: MessagePort, updates: number, call: PoolCall): void {
-    while (call.received < updates) {
-      const entry = receiveMessageOnPort(port) as { message: UpdateMessage } | undefined;
-      if (!entry) break;
-      this.#active.get(entry.message.runId)?.receive(entry.message.partial);
-    }
-  }
-
-  /**
-   * Counts an update as consumed, on the next turn of the event loop rather
-   * than now. A worker posts while fewer than its window are unconsumed; if
-   * updates were acknowledged as soon as their listeners ran, a flooding
-   * worker would refill the port while the host is still reading it, and
-   * the host would read thousands of messages in one turn without letting
-   * its event loop tick. Deferred, one turn reads at most a window.
+   * Acknowledges consumed updates on the next turn of the event loop rather
+   * than at once, so one turn of a flooding worker's messages costs one ack
+   * per call, and the host's event loop ticks between windows.
    */
   acknowledgeLater(call: PoolCall): void {
     this.#acks.push(call);
@@ -247,103 +199,128 @@ export class WorkerPool {
   #flushAcks(): void {
     const acks = this.#acks;
     this.#acks = [];
-    for (const call of acks) if (this.#active.get(call.runId) === call) this.#table.markConsumed(call.slot);
-  }
-
-  /** Step one of a stop: every worker hears it; the one running the call fires its signal. */
-  broadcastAbort(message: AbortMessage): void {
-    for (const port of this.#ports.values()) port.postMessage(message);
-  }
-}
-
-/** What a call may ask of its pool. */
-interface PoolControls {
-  broadcastAbort(message: AbortMessage): void;
-  terminateThread(threadId: number): void;
-  acknowledgeLater(call: PoolCall): void;
-}
-
-type Settled = { value: ExecuteReply } | { error: unknown } | { cancelledBeforeStart: true };
-
-/** One call of this pool: its slot, its updates, and how it was stopped if it was. */
-class PoolCall implements Stoppable {
-  received = 0;
-  /** Resolves with the first of: the worker's reply, its failure, a cancel before start. */
-  readonly settled: Promise<Settled>;
-  settle!: (settled: Settled) => void;
-  readonly limits: ResolvedLimits;
-  readonly #stopTimer: StopTimer;
-
-  constructor(
-    readonly runId: number,
-    readonly slot: number,
-    private readonly job: RunJob,
-    private readonly ref: ModuleTask,
-    private readonly table: CallTable,
-    private readonly controls: PoolControls,
-  ) {
-    this.settled = new Promise((resolve) => (this.settle = resolve));
-    this.limits = job.limits;
-    this.#stopTimer = new StopTimer(this, job.signal);
-  }
-
-  startedAt(): number {
-    return this.table.startedAt(this.slot);
-  }
-
-  cancelIfQueued(): boolean {
-    if (!this.table.cancelBeforeStart(this.slot)) return false;
-    this.settle({ cancelledBeforeStart: true });
-    return true;
-  }
-
-  requestStop(reason: StopReason): void {
-    this.controls.broadcastAbort({ runId: this.runId, reason });
-  }
-
-  kill(): void {
-    this.controls.terminateThread(this.table.threadId(this.slot));
-  }
-
-  task(hostFunctions: string[]): WorkerTask {
-    const { callId, args, limits } = this.job;
-    return { op: 'execute', ...this.ref, callId, args, runId: this.runId, slot: this.slot, maxResultBytes: limits.maxResultBytes, hostFunctions };
-  }
-
-  receive(partial: ToolResult): void {
-    this.received++;
-    if (this.#stopTimer.stopped) return this.controls.acknowledgeLater(this);
-    const delivered = this.job.onUpdate(partial);
-    // Flow control: the worker sees an update as consumed once listeners are done with it.
-    if (delivered instanceof Promise) void delivered.finally(() => this.controls.acknowledgeLater(this));
-    else this.controls.acknowledgeLater(this);
-  }
-
-  outcome(settled: Settled): RunOutcome {
-    const error = 'error' in settled ? settled.error : undefined;
-    if (isOutOfMemory(error)) return { ok: false, error: ToolErrors.memoryLimit(this.job.limits.maxMemoryMb) };
-    const stop = this.#stopTimer.stopped;
-    if (stop) return { ok: false, error: stopMessage(stop.reason, stop.how, this.job.limits.timeoutMs) };
-    if ('value' in settled && !('cancelled' in settled.value)) {
-      const reply = settled.value;
-      return reply.ok ? { ok: true, result: reply.result } : { ok: false, error: reply.error };
+    for (const call of acks) {
+      if (call.outcome || call.acked === call.consumed) continue;
+      call.acked = call.consumed;
+      call.channel?.post({ t: 'ack', runId: call.runId, consumed: call.consumed });
     }
-    return { ok: false, error: crashMessage(error) };
   }
 
-  dispose(): void {
-    this.#stopTimer.dispose();
+  // For the watch (worker-watch.ts).
+
+  get channels(): Iterable<WorkerChannel> {
+    return this.#channels.values();
+  }
+
+  get queued(): Iterable<PoolCall> {
+    return this.#queued.values();
+  }
+
+  /** Hands a call no worker started to piscina again, or ends it when it has had its attempts. */
+  requeue(call: PoolCall, why: string): void {
+    if (call.outcome) return void this.#queued.delete(call.runId);
+    if (this.#closing) return call.fail(ToolErrors.poolClosed());
+    if (call.attempts >= MAX_ATTEMPTS) {
+      this.#queued.delete(call.runId);
+      return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
+    }
+    call.taskDone = false;
+    this.#dispatch(call);
+  }
+
+  #dispatch(call: PoolCall): void {
+    call.attempts++;
+    this.#piscina.run(call.task(this.hostFunctions.names)).then(
+      () => this.#taskDone(call),
+      (error: unknown) => this.#taskFailed(call, error),
+    );
+  }
+
+  /** piscina says the worker finished the task; the call's messages travel on the channel and may not have been read yet. */
+  #taskDone(call: PoolCall): void {
+    call.taskDone = true;
+    if (call.outcome && !call.started) return void this.#queued.delete(call.runId);
+    if (call.resultAt !== 0) return;
+    if (call.refused) {
+      call.refused = false;
+      return this.requeue(call, 'its worker was retiring');
+    }
+    if (call.channel) {
+      call.channel.drain();
+      if (!call.outcome) call.channel.retire('its task ended without a result on its channel', true);
+      return;
+    }
+    for (const channel of this.#channels.values()) channel.drain();
+    // Still not started: its worker's hello may not have been read yet, or it broke the protocol. The watch decides.
+    if (!call.started) this.#watch.unexplained(call);
+  }
+
+  #taskFailed(call: PoolCall, error: unknown): void {
+    call.taskDone = true;
+    if (call.started) return; // its channel saw the worker exit and ended the call
+    this.requeue(call, errorMessage(error));
+  }
+
+  /** Every Worker of this process is seen here; this pool's own are bound by their first message. */
+  #adopt(worker: Worker): void {
+    if (!this.#piscina.threads.includes(worker)) return;
+    let bound = false;
+    const onMessage = (message: unknown) => {
+      if (!bound && isHello(message)) {
+        bound = true;
+        return this.#bind(worker, message[WORKER_HELLO] === true ? (message.port as MessagePort) : undefined);
+      }
+      if (isPiscinaReady(message)) return;
+      // A second hello, or anything else a tool posts on the parent port: never trusted.
+      const channel = this.#channels.get(worker);
+      if (channel) channel.retire('it posted on its parent port', true);
+      else void worker.terminate();
+    };
+    worker.on('message', onMessage);
+  }
+
+  #bind(worker: Worker, port: MessagePort | undefined): void {
+    if (!port) return void worker.terminate();
+    const channel = new WorkerChannel(worker, port, this);
+    this.#channels.set(worker, channel);
+    onWorkerViolation(worker, (reason) => channel.retire(reason, true));
+    // A replacement worker (after a crash or a kill) imports the tools now,
+    // not when a call arrives: importing a module can take a hundred milliseconds and more.
+    if (this.#modules.size > 0) channel.post({ t: 'preload', preload: [...this.#modules] });
+  }
+
+  #newRunId(): number {
+    let id = randomRunId();
+    while (this.#queued.has(id)) id = randomRunId();
+    return id;
+  }
+
+  /** Loading a module and `prepareArguments` run module code too, so they get a deadline; past it, piscina terminates the worker. */
+  async #runBounded(task: WorkerTask, signal: AbortSignal, message: string | (() => string)): Promise<unknown> {
+    this.untracked++;
+    try {
+      return await this.#piscina.run(task, { signal });
+    } catch (error) {
+      if ((error as Error)?.name === 'AbortError') throw new Error(typeof message === 'string' ? message : message());
+      throw error;
+    } finally {
+      this.untracked--;
+    }
   }
 }
 
-function isOutOfMemory(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+function isHello(message: unknown): message is { [WORKER_HELLO]: unknown; port: unknown } {
+  return typeof message === 'object' && message !== null && WORKER_HELLO in message && (message as { port?: unknown }).port instanceof MessagePort;
 }
 
-function crashMessage(error: unknown): string {
-  const exited = /worker exited with code: (-?\d+)/.exec(errorMessage(error));
-  if (exited) return ToolErrors.workerExited(Number(exited[1]));
-  return ToolErrors.workerCrashed(errorMessage(error));
+function isPiscinaReady(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && PISCINA_READY in message && Object.keys(message).length === 1;
+}
+
+function checkReply(reply: unknown): boolean {
+  if (typeof reply !== 'object' || reply === null) return false;
+  const { ok, error } = reply as { ok?: unknown; error?: unknown };
+  return ok === true || (ok === false && typeof error === 'string');
 }
 
 /**

@@ -1,0 +1,42 @@
+/**
+ * Zero trust, worker tier: host functions. A worker reaches the host only as
+ * "call this listed function with these cloned arguments"; comlink's get,
+ * set and construct are gone, and inherited names name nothing.
+ */
+import { expect, test } from 'vitest';
+import { HostFunctionTable } from '../../src/pool/host-functions.ts';
+import { MessageChannel } from 'node:worker_threads';
+import { attackSuite, brokeProtocol, succeeded } from './harness.ts';
+
+attackSuite('host functions', [
+  { name: 'comlink get/set/construct messages on every port', fixture: 'host-functions.ts', target: 'comlink-on-ports', expectResult: brokeProtocol, expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
+  { name: 'constructor, __proto__, toString and friends are not host functions', fixture: 'host-functions.ts', target: 'inherited-names', expectResult: succeeded('constructor: absent, __proto__: absent, toString: absent, hasOwnProperty: absent, valueOf: absent') },
+  { name: 'an argument with a __proto__ key arrives as data and pollutes nothing', fixture: 'host-functions.ts', target: 'proto-argument', expectResult: (r) => { succeeded('echoed')(r); expect(r.details).toEqual({ keys: ['__proto__', 'plain'] }); }, expectHost: ({ hostCalls }) => expect(hostCalls).toEqual(['echo']) },
+  { name: 'a function as an argument is refused in the worker', fixture: 'host-functions.ts', target: 'function-argument', expectResult: succeeded(/^refused: Host call echo\(\) failed: its arguments cannot be sent/), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
+  { name: 'a host function kept and called after its call ended is refused', fixture: 'host-functions.ts', target: 'after-the-call', workers: 1, expectResult: succeeded('returned'), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
+  { name: '2,000 host calls at once are all answered', fixture: 'host-functions.ts', target: 'flood', expectResult: succeeded('echoed 2000') },
+]);
+
+test('the host function table answers only its own listed functions, and never touches prototypes', async () => {
+  const table = new HostFunctionTable({ echo: (value: unknown) => value });
+  const { port1, port2 } = new MessageChannel();
+  const replies: unknown[] = [];
+  port2.on('message', (message) => replies.push(message));
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'echo']) {
+    table.answer({ t: 'host-call', runId: 1, id: replies.length + 100, name, args: ['x'] }, port1);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  port1.close();
+  expect(replies.filter((reply) => (reply as { ok: boolean }).ok)).toEqual([{ t: 'host-reply', id: 100, ok: true, value: 'x' }]);
+  expect(replies).toHaveLength(6);
+  expect(table.names).toEqual(['echo']);
+});
+
+test('a host function whose result cannot be sent answers with an error instead of throwing on the host', async () => {
+  const table = new HostFunctionTable({ handle: () => () => 'a function' });
+  const { port1, port2 } = new MessageChannel();
+  const reply = new Promise((resolve) => port2.once('message', resolve));
+  table.answer({ t: 'host-call', runId: 1, id: 7, name: 'handle', args: [] }, port1);
+  expect(await reply).toMatchObject({ id: 7, ok: false, error: expect.stringMatching(/cannot be sent to the worker/) });
+  port1.close();
+});

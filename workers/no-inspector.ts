@@ -1,0 +1,22 @@
+import inspector from 'node:inspector';
+import * as inspectorPromises from 'node:inspector/promises';
+
+/**
+ * The inspector gives tool code the whole heap of its worker (every port,
+ * every closure) and, on Node 20-26, posting on some of the internal ports it
+ * reaches crashes the host natively: a segfault no host-side check can catch.
+ * Tool workers therefore get no inspector: connecting a session or opening
+ * the inspector throws. (The process tier confines what it reaches to the
+ * child process.)
+ */
+const refuse = () => {
+  throw new Error('toolpool: the inspector is not available to tools');
+};
+
+export function disableInspector(): void {
+  for (const Session of [inspector.Session, inspectorPromises.Session]) {
+    Object.defineProperty(Session.prototype, 'connect', { value: refuse, writable: false, configurable: false });
+    Object.defineProperty(Session.prototype, 'connectToMainThread', { value: refuse, writable: false, configurable: false });
+  }
+  Object.defineProperty(inspector, 'open', { value: refuse, writable: false, configurable: false });
+}
