@@ -59,6 +59,9 @@ export const ToolErrors = {
   invalidArguments: (name: string, message: string) =>
     `The arguments for tool "${boundText(name, 200)}" could not be processed: ${boundText(message, 500)}`,
   notAHostFunction: (name: string) => `Host call ${boundText(name, 100)}() refused: it is not a function the host granted.`,
+  hostCallTooLarge: (name: string, bytes: number, limit: number) =>
+    `Host call ${boundText(name, 100)}() refused: its arguments are ${bytes} bytes, over the limit maxResultBytes (${limit} bytes).`,
+  hostCallsFlooded: (limit: number) => `Host call refused: the tool already has ${limit} host calls waiting; await some before making more.`,
   hostFunctionFailed: (name: string, message: string) => `Host call ${boundText(name, 100)}() failed: ${boundText(message)}`,
   processDied: (signal: string | null, code: number | null) =>
     `Tool crashed: its isolation process died (${signal ? `signal ${signal}` : `exit code ${code}`}).`,

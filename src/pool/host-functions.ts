@@ -1,3 +1,4 @@
+import { serialize } from 'node:v8';
 import type { MessagePort } from 'node:worker_threads';
 import { ToolErrors, boundText, errorMessage } from '../errors.ts';
 import type { HostFunctions } from '../tool.ts';
@@ -22,21 +23,41 @@ export class HostFunctionTable {
     this.names = Object.keys(this.#functions);
   }
 
-  /** Runs the call and posts its reply on `port`; never throws. */
-  answer(message: HostCallMessage, port: MessagePort): void {
+  /**
+   * Runs the call and posts its reply on `port`; never throws. Resolves when
+   * the reply is posted, so the caller can bound the calls in flight. The
+   * arguments may hold at most `maxArgBytes` (the call's maxResultBytes):
+   * a tool cannot hand the host more than it could return.
+   */
+  answer(message: HostCallMessage, port: MessagePort, maxArgBytes: number): Promise<void> {
     const fn = Object.hasOwn(this.#functions, message.name) ? this.#functions[message.name] : undefined;
-    if (!fn) return reply(port, { t: 'host-reply', id: message.id, ok: false, error: ToolErrors.notAHostFunction(message.name) });
+    if (!fn) return settled(reply(port, { t: 'host-reply', id: message.id, ok: false, error: ToolErrors.notAHostFunction(message.name) }));
+    const bytes = argumentBytes(message.args);
+    if (bytes > maxArgBytes) {
+      return settled(reply(port, { t: 'host-reply', id: message.id, ok: false, error: ToolErrors.hostCallTooLarge(message.name, bytes, maxArgBytes) }));
+    }
     let pending: Promise<unknown>;
     try {
       pending = Promise.resolve(fn(...message.args));
     } catch (error) {
       pending = Promise.reject(error);
     }
-    pending.then(
+    return pending.then(
       (value) => reply(port, { t: 'host-reply', id: message.id, ok: true, value }, message.name),
       // The host's own error text, as a host function in process would reject with it (bounded).
       (error: unknown) => reply(port, { t: 'host-reply', id: message.id, ok: false, error: boundText(errorMessage(error)) }),
     );
+  }
+}
+
+const settled = (_: void) => Promise.resolve();
+
+/** The arguments' size as they crossed (they arrived structured-cloned, so they serialize). */
+function argumentBytes(args: unknown[]): number {
+  try {
+    return serialize(args).byteLength;
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
 

@@ -3,7 +3,7 @@ import { ToolErrors } from '../errors.ts';
 import { parseWorkerMessage } from './channel-messages.ts';
 import type { HostFunctionTable } from './host-functions.ts';
 import type { PoolCall } from './pool-call.ts';
-import type { HostMessage } from './protocol.ts';
+import type { HostCallMessage, HostMessage } from './protocol.ts';
 import { lastFinished } from './worker-watch.ts';
 
 /** How long a closed channel waits for its worker's exit event before the close counts as the tool's doing. */
@@ -11,6 +11,23 @@ const PORT_CLOSE_GRACE_MS = 500;
 
 /** How long a terminated thread may take to end before it is abandoned. */
 const ABANDON_AFTER_MS = 1_000;
+
+/**
+ * Host functions one worker may have running on the host at once; more
+ * wait in a queue of at most MAX_HOST_CALLS_QUEUED, past which they are
+ * refused (the tool sees an error). A tool cannot make the host run its
+ * functions without bound.
+ */
+const MAX_HOST_CALLS_IN_FLIGHT = 64;
+const MAX_HOST_CALLS_QUEUED = 4_096;
+
+function postHostRefusal(port: MessagePort, id: number, error: string): void {
+  try {
+    port.postMessage({ t: 'host-reply', id, ok: false, error });
+  } catch {
+    // the port is closed: the worker is gone
+  }
+}
 
 /** What a channel needs from its pool. */
 export interface ChannelOwner {
@@ -38,6 +55,8 @@ export class WorkerChannel {
   retired: string | undefined;
   #error: unknown;
   #exitCode: { code: number } | undefined;
+  #hostCallsInFlight = 0;
+  readonly #hostCallsQueued: Array<[PoolCall, HostCallMessage]> = [];
 
   constructor(
     readonly worker: Worker,
@@ -137,7 +156,31 @@ export class WorkerChannel {
       case 'loaded':
         return call.loaded();
       case 'host-call':
-        return this.owner.hostFunctions.answer(message, this.port);
+        return this.#answerHostCall(call, message);
+    }
+  }
+
+  #answerHostCall(call: PoolCall, message: HostCallMessage): void {
+    if (this.#hostCallsInFlight < MAX_HOST_CALLS_IN_FLIGHT) return this.#runHostCall(call, message);
+    if (this.#hostCallsQueued.length >= MAX_HOST_CALLS_QUEUED) {
+      return postHostRefusal(this.port, message.id, ToolErrors.hostCallsFlooded(MAX_HOST_CALLS_QUEUED));
+    }
+    this.#hostCallsQueued.push([call, message]);
+  }
+
+  #runHostCall(call: PoolCall, message: HostCallMessage): void {
+    this.#hostCallsInFlight++;
+    void this.owner.hostFunctions.answer(message, this.port, call.limits.maxResultBytes).then(() => {
+      this.#hostCallsInFlight--;
+      this.#runNextQueued();
+    });
+  }
+
+  /** A queued host call whose tool call ended meanwhile is dropped: nothing waits for its answer. */
+  #runNextQueued(): void {
+    while (this.#hostCallsQueued.length > 0) {
+      const [call, message] = this.#hostCallsQueued.shift()!;
+      if (this.running.get(call.runId) === call) return this.#runHostCall(call, message);
     }
   }
 

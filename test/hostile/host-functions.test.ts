@@ -6,7 +6,24 @@
 import { expect, test } from 'vitest';
 import { HostFunctionTable } from '../../src/pool/host-functions.ts';
 import { MessageChannel } from 'node:worker_threads';
+import { textOf } from '../support/executors.ts';
 import { attackSuite, brokeProtocol, succeeded } from './harness.ts';
+
+let slowEchoPeak = 0;
+
+/** A host function that takes 50 ms, recording how many ran at once. */
+function slowEcho() {
+  let running = 0;
+  slowEchoPeak = 0;
+  return {
+    echo: async (value: unknown) => {
+      slowEchoPeak = Math.max(slowEchoPeak, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      running--;
+      return value;
+    },
+  };
+}
 
 attackSuite('host functions', [
   { name: 'comlink get/set/construct messages on every port', fixture: 'host-functions.ts', target: 'comlink-on-ports', expectResult: brokeProtocol, expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
@@ -15,7 +32,30 @@ attackSuite('host functions', [
   { name: 'a function as an argument is refused in the worker', fixture: 'host-functions.ts', target: 'function-argument', expectResult: succeeded(/^refused: Host call echo\(\) failed: its arguments cannot be sent/), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
   { name: 'a host function kept and called after its call ended is refused', fixture: 'host-functions.ts', target: 'after-the-call', workers: 1, expectResult: succeeded('returned'), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
   { name: '2,000 host calls at once are all answered', fixture: 'host-functions.ts', target: 'flood', expectResult: succeeded('echoed 2000') },
+  {
+    name: 'host-call arguments larger than maxResultBytes are refused before the host function runs',
+    fixture: 'host-functions.ts',
+    target: 'huge-argument',
+    options: { limits: { maxResultBytes: 64 * 1024 } },
+    expectResult: succeeded(/^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(65536 bytes\)/),
+    expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]),
+  },
+  {
+    name: 'a flood of slow host calls runs at most 64 at once and refuses what does not fit the queue',
+    fixture: 'host-functions.ts',
+    target: 'flood-past-queue',
+    options: { host: slowEcho() },
+    expectResult: (result) => {
+      succeeded(/^answered \d+, refused \d+$/)(result);
+      const [answered, refused] = textOf(result).match(/\d+/g)!.map(Number);
+      expect(answered! + refused!).toBe(6_000);
+      expect(answered).toBeGreaterThanOrEqual(64 + 4_096);
+      expect(refused).toBeGreaterThan(0);
+      expect(slowEchoPeak).toBeLessThanOrEqual(64);
+    },
+  },
 ]);
+
 
 test('the host function table answers only its own listed functions, and never touches prototypes', async () => {
   const table = new HostFunctionTable({ echo: (value: unknown) => value });
@@ -23,7 +63,7 @@ test('the host function table answers only its own listed functions, and never t
   const replies: unknown[] = [];
   port2.on('message', (message) => replies.push(message));
   for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'echo']) {
-    table.answer({ t: 'host-call', runId: 1, id: replies.length + 100, name, args: ['x'] }, port1);
+    table.answer({ t: 'host-call', runId: 1, id: replies.length + 100, name, args: ['x'] }, port1, 1_000);
   }
   await new Promise((resolve) => setTimeout(resolve, 50));
   port1.close();
@@ -36,7 +76,7 @@ test('a host function whose result cannot be sent answers with an error instead 
   const table = new HostFunctionTable({ handle: () => () => 'a function' });
   const { port1, port2 } = new MessageChannel();
   const reply = new Promise((resolve) => port2.once('message', resolve));
-  table.answer({ t: 'host-call', runId: 1, id: 7, name: 'handle', args: [] }, port1);
+  table.answer({ t: 'host-call', runId: 1, id: 7, name: 'handle', args: [] }, port1, 1_000);
   expect(await reply).toMatchObject({ id: 7, ok: false, error: expect.stringMatching(/cannot be sent to the worker/) });
   port1.close();
 });
