@@ -42,6 +42,8 @@ class Refused extends Error {}
 class PayloadWalk {
   bytes = 0;
   readonly #copies = new Map<object, unknown>();
+  /** Bytes each finished object counted, for its later references. */
+  readonly #sizes = new Map<object, number>();
 
   constructor(
     private readonly maxBytes: number,
@@ -92,7 +94,26 @@ class PayloadWalk {
   }
 
   #visitObject(value: object, path: string, depth: number): unknown {
-    if (this.#copies.has(value)) return this.#copies.get(value); // cycles and shared references cross as such
+    if (this.#copies.has(value)) return this.#revisit(value);
+    const before = this.bytes;
+    const copy = this.#visitNew(value, path, depth);
+    this.#sizes.set(value, this.bytes - before);
+    return copy;
+  }
+
+  /**
+   * Cycles and shared references cross as such, but a shared reference is
+   * counted each time it appears: whoever reads the result (JSON for the
+   * model, a text join) expands it, so 60,000 references to one 500 kB part
+   * are 30 GB, not 500 kB. A reference back into its own ancestors (a cycle)
+   * costs what a pointer does.
+   */
+  #revisit(value: object): unknown {
+    this.#count(this.#sizes.get(value) ?? 8);
+    return this.#copies.get(value);
+  }
+
+  #visitNew(value: object, path: string, depth: number): unknown {
     if (depth > MAX_DEPTH) throw new Refused(`it is nested deeper than ${MAX_DEPTH} levels`);
     if (types.isProxy(value)) throw new Refused(`${boundText(path, 200)} is a Proxy`);
     // The common case first: plain objects and arrays, with one prototype lookup.

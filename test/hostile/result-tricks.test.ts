@@ -27,6 +27,7 @@ attackSuite('result tricks', [
   { name: 'a Proxy as the result is refused', fixture: 'result-tricks.ts', target: 'proxy', expectResult: errorMatching(/is a Proxy/) },
   { name: 'a getter that throws while the result is read', fixture: 'result-tricks.ts', target: 'throwing-getter', expectResult: errorMatching(/reading it threw: getter exploded/) },
   { name: 'a result nested 200,000 levels deep', fixture: 'result-tricks.ts', target: 'deep', expectResult: errorMatching(/nested deeper than 1000 levels/) },
+  { name: 'a result sharing one big part 60,000 times is measured as the reader sees it', fixture: 'result-tricks.ts', target: 'shared-references', expectResult: errorMatching(/result is \d+ bytes, over the limit maxResultBytes/) },
   { name: 'a cyclic result crosses as a cycle', fixture: 'result-tricks.ts', target: 'cycle', expectResult: (r) => { succeeded('cycle')(r); const details = r.details as { self: unknown }; expect(details.self).toBe(details); } },
   { name: '300,000 small keys are over maxResultBytes', fixture: 'result-tricks.ts', target: 'many-keys', options: limited, expectResult: errorMatching(/over the limit maxResultBytes/) },
   { name: 'an update over maxResultBytes fails its call', fixture: 'result-tricks.ts', target: 'huge-update', options: limited, expectResult: errorMatching(/update is \d+ bytes, over the limit/) },
