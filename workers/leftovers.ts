@@ -14,6 +14,8 @@ import { createHook, type AsyncLocalStorage } from 'node:async_hooks';
  */
 export interface ResourceOwner {
   leftovers: Set<number>;
+  /** `Atomics.waitAsync` waits the call started that have not ended: they are no async resource. */
+  pendingWaits: number;
 }
 
 const UNTRACKED = new Set(['PROMISE', 'TickObject', 'Microtask']);
@@ -42,13 +44,38 @@ export function trackLeftovers(current: AsyncLocalStorage<ResourceOwner>): void 
 }
 
 /**
+ * `Atomics.waitAsync` resolves a promise later without any async resource
+ * (`Atomics.waitAsync(...).value.then(() => process.exit())` left behind
+ * would hit the next call), so the runtime wraps it before any tool code
+ * runs and counts the waits each call still has open.
+ */
+export function trackAtomicWaits(current: AsyncLocalStorage<ResourceOwner>): void {
+  // Not in the ES2022 lib this project compiles against; Node has it since 16.
+  const atomics = Atomics as unknown as Record<'waitAsync', ((...args: unknown[]) => { async: boolean; value: unknown }) | undefined>;
+  const waitAsync = atomics.waitAsync;
+  if (typeof waitAsync !== 'function') return;
+  const then = Promise.prototype.then;
+  const wrapped = function (this: unknown, ...args: unknown[]) {
+    const outcome = Reflect.apply(waitAsync, Atomics, args);
+    const owner = current.getStore();
+    if (owner && outcome.async) {
+      owner.pendingWaits++;
+      const done = () => void owner.pendingWaits--;
+      Reflect.apply(then, outcome.value, [done, done]);
+    }
+    return outcome;
+  };
+  Object.defineProperty(Atomics, 'waitAsync', { value: wrapped, writable: true, configurable: true, enumerable: false });
+}
+
+/**
  * What the owner left alive: `certain` counts timers and immediates that
  * have not fired or been cleared; `uncertain` counts other resources whose
  * destroy hook has not run yet (it runs batched, a turn later, so a file
  * request that just completed still shows here).
  */
 export function liveLeftovers(owner: ResourceOwner): { certain: number; uncertain: number } {
-  let certain = 0;
+  let certain = owner.pendingWaits;
   let uncertain = 0;
   for (const asyncId of owner.leftovers) {
     const destroyed = resources.get(asyncId)?.resource._destroyed;

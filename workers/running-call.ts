@@ -25,6 +25,7 @@ export type CallHost = (call: RunningCall, name: string, args: unknown[]) => Pro
 /** One call running in this worker: its context, its update relay and how it ends. */
 export class RunningCall implements ContextOwner, ResourceOwner {
   readonly leftovers = new Set<number>();
+  pendingWaits = 0;
   // Created on first use: most calls never look at their signal.
   #controller: AbortController | undefined;
   #abortReason: StopReason | undefined;

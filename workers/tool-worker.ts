@@ -30,7 +30,7 @@ import {
   type WorkerTask,
 } from '../src/pool/protocol.ts';
 import type { Tool } from '../src/tool.ts';
-import { liveLeftovers, trackLeftovers } from './leftovers.ts';
+import { liveLeftovers, trackAtomicWaits, trackLeftovers } from './leftovers.ts';
 import { disableInspector } from './no-inspector.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
@@ -56,6 +56,7 @@ const hostReplies = new Map<number, { resolve: (value: unknown) => void; reject:
 let nextHostCall = 1;
 
 trackLeftovers(currentCall);
+trackAtomicWaits(currentCall);
 disableInspector();
 process.on('uncaughtException', attributeToCall);
 process.on('unhandledRejection', attributeToCall);
@@ -174,7 +175,7 @@ function send(call: RunningCall, message: ResultMessage): undefined | Promise<un
   const changed = realmChange();
   if (changed) return retireAfter(message, changed);
   const live = liveLeftovers(call);
-  if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) running`);
+  if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) or wait(s) pending`);
   post(message);
   if (live.uncertain === 0) return undefined;
   // Looked at again once destroy hooks have run, before piscina hears the task is done.

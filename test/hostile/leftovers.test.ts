@@ -16,6 +16,7 @@ attackSuite('leftovers', [
   { name: 'an interval left running', fixture: 'leftovers.ts', target: 'interval', workers: 1, expectResult: returned, followUp: sleepy },
   { name: 'an unref()ed timer that throws later', fixture: 'leftovers.ts', target: 'unref-timer-throws', workers: 1, expectResult: returned, followUp: sleepy },
   { name: 'process.exit() scheduled after return', fixture: 'leftovers.ts', target: 'exit-later', workers: 1, expectResult: returned, followUp: sleepy },
+  { name: 'process.exit() after an Atomics.waitAsync left pending (no async resource)', fixture: 'leftovers.ts', target: 'wait-async-exit-later', workers: 1, expectResult: returned, followUp: sleepy },
   { name: 'a heap bomb scheduled after return', fixture: 'leftovers.ts', target: 'heap-bomb-later', workers: 1, options: { limits: { maxMemoryMb: 64 } }, expectResult: returned, followUp: sleepy },
   { name: 'Atomics.wait blocking the thread after return', fixture: 'leftovers.ts', target: 'atomics-wait-later', workers: 1, expectResult: returned, followUp: sleepy },
   { name: 'a sync sleep (execSync) blocking the thread after return', fixture: 'leftovers.ts', target: 'sync-sleep-later', workers: 1, expectResult: returned, followUp: sleepy },
