@@ -121,9 +121,11 @@ describe('prepareArguments (S5)', () => {
   });
 
   test('a prepareArguments that never returns is stopped at the timeout (module tool)', async () => {
-    const executor = await createExecutor({ tools: [fixture('slow-prepare.ts'), fixture('probe.ts')], workers: { loadTimeoutMs: 700 } });
+    // The prepare deadline is the tool's timeout plus the load timeout (a worker may still have to import the
+    // module); the load timeout leaves room for a worker to boot on a loaded machine (700 ms did not, on CI).
+    const executor = await createExecutor({ tools: [fixture('slow-prepare.ts'), fixture('probe.ts')], workers: { loadTimeoutMs: 3_000 } });
     const { results } = await executor.executeBatch([call('1', 'slow_prepare', {})]);
-    expect(textOf(results[0]!)).toMatch(/^prepareArguments of tool "slow_prepare" failed: it did not finish within 1000 ms/);
+    expect(textOf(results[0]!)).toMatch(/^prepareArguments of tool "slow_prepare" failed: it did not finish within 3300 ms/);
     const next = await executor.executeBatch([call('2', 'probe', { action: 'ok' })]);
     expect(textOf(next.results[0]!)).toBe('ok');
   });

@@ -23,7 +23,7 @@ describe.each([
 
   test('tools/list: every tool with its description, JSON schema and label as title', async () => {
     const { tools } = await served.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'meet', 'picture', 'read_file', 'spin']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'meet', 'picture', 'read_file', 'spin', 'write_file']);
     const hash = tools.find((tool) => tool.name === 'hash')!;
     expect(hash).toMatchObject({
       title: 'Hash (stretched)',
