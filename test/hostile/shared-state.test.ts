@@ -34,8 +34,7 @@ test('/proc/self/environ shows the host environment in the worker tier: not stop
   expect(await readEnvironInChild('{}')).toBe('saw the host secret');
 }, 90_000);
 
-// Node 24+ refuses permission flags in a worker's execArgv; permissions on those lines are issue 8's (another branch).
-test.skipIf(Number(process.versions.node.split('.')[0]) >= 24)('/proc/self/environ is refused in the worker tier with permissions on', async () => {
+test('/proc/self/environ is refused in the worker tier with permissions on', async () => {
   expect(await readEnvironInChild(`{ permissions: { fsRead: [process.cwd() + '/test'] } }`)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
 }, 90_000);
 
