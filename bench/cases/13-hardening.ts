@@ -37,7 +37,7 @@ function meanMicros(samples: number, run: () => unknown): number[] {
 }
 
 export const hardening: BenchCase = {
-  id: 12,
+  id: 13,
   title: 'Zero-trust hardening, per-call cost of each piece',
   rowNames: ROWS,
   async run({ quick, log }) {
@@ -46,7 +46,7 @@ export const hardening: BenchCase = {
     const ids = await load<RunIds>('src/pool/run-ids.ts');
     const realm = await load<Realm>('workers/realm-integrity.ts');
     const samples = quick ? 3 : 200;
-    log(`case 12: ${samples} samples x 1000 runs per piece`);
+    log(`case 13: ${samples} samples x 1000 runs per piece`);
     const copied = payload.copyPayload(RESULT, 'result', 8 << 20);
     const start = { t: 'start', runId: 123456789, loading: false };
     const result = { t: 'result', runId: 123456789, ok: true, result: copied.ok ? copied.value : RESULT };
@@ -59,7 +59,7 @@ export const hardening: BenchCase = {
     };
     const sum = pieces.copy.median + pieces.check.median + pieces.shapes.median + pieces.realm.median + pieces.id.median;
     return {
-      id: 12,
+      id: 13,
       title: hardening.title,
       rows: [
         row(ROWS[0], 'µs', pieces.copy.median, { p99: pieces.copy.p99, n: pieces.copy.n, note: 'copyPayload of a small result: read once, measured, copied' }),
