@@ -141,7 +141,7 @@ export function foldNested(paths: string[]): string[] {
   return kept;
 }
 
-/** The node_modules folder toolpool's own dependencies (piscina, comlink) are installed in. */
+/** The node_modules folder toolpool's own dependencies (piscina, ajv, re2js) are installed in. */
 export function dependencyRoot(): string {
   const piscina = createRequire(import.meta.url).resolve('piscina');
   const marker = `${sep}node_modules${sep}`;
