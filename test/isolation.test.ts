@@ -14,9 +14,9 @@ describe('limits', () => {
   test("a tool's own limits override the executor's, and a different heap limit gets its own pool", async () => {
     const executor = await createExecutor({ tools: [fixture('limited-sleeper.ts'), fixture('probe.ts')], limits: { timeoutMs: 10_000 } });
     const { results } = await executor.executeBatch([call('1', 'limited_sleeper', { ms: 10 }), call('2', 'limited_sleeper', { ms: 5_000 })]);
-    expect(results[0]!.details).toMatchObject({ heapLimitMb: expect.any(Number) });
-    const heapLimit = (results[0]!.details as { heapLimitMb: number }).heapLimitMb;
-    expect(heapLimit).toBeLessThan(128); // the tool's 64 MB pool, not the default 256 MB one
+    // The worker's own resource limits: the tool's 64 MB pool, not the default 256 MB one. (V8's
+    // heap_size_limit adds a young generation whose size differs per Node line, so it is not compared.)
+    expect(results[0]!.details).toEqual({ oldGenerationMb: 64 });
     expect(textOf(results[1]!)).toBe('Tool timed out after 200 ms (limit timeoutMs); it stopped when its signal fired.');
   });
 
