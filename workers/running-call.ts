@@ -22,6 +22,9 @@ const NO_HOST_FUNCTIONS: ToolContext['host'] = Object.freeze({});
 
 export type CallHost = (call: RunningCall, name: string, args: unknown[]) => Promise<unknown>;
 
+/** Reads the host's messages already waiting on the channel, without waiting for an event-loop turn. */
+export type PollHost = () => void;
+
 /** One call running in this worker: its context, its update relay and how it ends. */
 export class RunningCall implements ContextOwner, ResourceOwner {
   readonly leftovers = new Set<number>();
@@ -43,6 +46,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     readonly task: ExecuteTask,
     private readonly port: MessagePort,
     callHost: CallHost,
+    private readonly pollHost: PollHost,
   ) {
     this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost));
   }
@@ -137,6 +141,8 @@ export class RunningCall implements ContextOwner, ResourceOwner {
 
   update(partial: ToolResult): void {
     if (this.#settled) return; // S10: valid only during the call
+    // A tool flooding updates synchronously never yields, so acks would wait for its next turn: read them now.
+    if (this.#posted - this.#consumed >= UPDATE_WINDOW) this.pollHost();
     if (this.#posted - this.#consumed < UPDATE_WINDOW) {
       this.#post(partial);
     } else {

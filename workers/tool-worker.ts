@@ -12,7 +12,7 @@
  * realm-integrity.ts), so nothing it left can hurt a later call.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { MessageChannel, parentPort } from 'node:worker_threads';
+import { MessageChannel, parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { boundText, errorMessage } from '../src/errors.ts';
 import {
   WORKER_HELLO,
@@ -78,6 +78,20 @@ function onHostMessage(message: HostMessage): void {
       return;
     case 'host-reply':
       return settleHostCall(message);
+  }
+}
+
+/**
+ * Drains the host's messages already queued on the channel, synchronously.
+ * Acks are applied at once (they only widen a call's update window); every
+ * other message is handled right after the current synchronous code, in the
+ * order it came, as if it had arrived by event.
+ */
+function pollHostMessages(): void {
+  for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) {
+    const message = received.message as HostMessage;
+    if (message?.t === 'ack') onHostMessage(message);
+    else queueMicrotask(() => onHostMessage(message));
   }
 }
 
@@ -153,7 +167,7 @@ function execute(task: ExecuteTask): undefined | Promise<undefined> {
 }
 
 function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> } {
-  const call = new RunningCall(task, port, callHost);
+  const call = new RunningCall(task, port, callHost, pollHostMessages);
   running.set(task.runId, call);
   const reply = currentCall.run(call, () => call.run(() => tool.execute(task.args as never, call.context)));
   return { call, reply };
