@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
 import { toRunnableModule } from '../pool/module-compiler.ts';
+import { checkPayload } from '../pool/payload.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
@@ -87,10 +88,11 @@ type Pending = {
   accepts: ReadonlySet<ChildToHost['type']>;
   resolve: (message: ChildToHost) => void;
   onUpdate?: RunJob['onUpdate'];
+  maxUpdateBytes?: number;
   deadline: NodeJS.Timeout;
 };
 
-type Expect = { accepts: ChildToHost['type'][]; what: string; deadlineMs: number; onUpdate?: RunJob['onUpdate'] };
+type Expect = { accepts: ChildToHost['type'][]; what: string; deadlineMs: number; onUpdate?: RunJob['onUpdate']; maxUpdateBytes?: number };
 
 /** One child process (respawned after it dies) and the requests in flight in it. */
 class ToolProcess {
@@ -143,7 +145,7 @@ class ToolProcess {
     try {
       const { callId, args, limits } = job;
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
-      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
       const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits }, expect);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
@@ -170,7 +172,8 @@ class ToolProcess {
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
     const reply = new Promise<ChildToHost>((resolve) => {
       const deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id), expect.deadlineMs);
-      this.#pending.set(id, { accepts: new Set([...expect.accepts, 'failed']), resolve, deadline, ...(expect.onUpdate ? { onUpdate: expect.onUpdate } : {}) });
+      const { onUpdate, maxUpdateBytes } = expect;
+      this.#pending.set(id, { accepts: new Set([...expect.accepts, 'failed']), resolve, deadline, ...(onUpdate ? { onUpdate } : {}), ...(maxUpdateBytes ? { maxUpdateBytes } : {}) });
     });
     try {
       const child = await this.#started();
@@ -316,8 +319,16 @@ class ToolProcess {
     if (!pending || !pending.accepts.has(message.type)) {
       return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
     }
-    if (message.type === 'update') return void pending.onUpdate?.(message.partial);
+    if (message.type === 'update') return this.#relayUpdate(message, pending);
     this.#settle(message.id, message);
+  }
+
+  /** An update is measured again on the host, like a result: one too big (or malformed) ends its call, not the child. */
+  #relayUpdate(message: Extract<ChildToHost, { type: 'update' }>, pending: Pending): void {
+    const problem = checkPayload(message.partial, 'update', pending.maxUpdateBytes ?? 0);
+    if (!problem) return void pending.onUpdate?.(message.partial);
+    this.#send({ type: 'abort', id: message.id });
+    this.#settle(message.id, { type: 'failed', id: message.id, error: problem });
   }
 
   async #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: ChildProcess): Promise<void> {

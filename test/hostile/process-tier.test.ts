@@ -87,6 +87,18 @@ describe('process tier: a hostile child main thread', () => {
     }
   });
 
+  test('an update larger than maxResultBytes from the child fails the call and reaches no listener', async () => {
+    const { tier } = tierWithFakeChild('oversized-update');
+    try {
+      const seen: unknown[] = [];
+      const outcome = await tier.execute({ callId: 'c', args: { action: 'ok', tag: 'x' }, limits, onUpdate: (partial) => void seen.push(partial) }, await probeRef());
+      expect(errorOf(outcome)).toMatch(/update is \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/);
+      expect(seen).toEqual([]);
+    } finally {
+      await tier.close();
+    }
+  });
+
   test('an error text of 5 MB arrives cut to a few KB', async () => {
     const { tier } = tierWithFakeChild('huge-error');
     try {
