@@ -54,6 +54,12 @@ export const ToolErrors = {
   protocolViolation: (problem: string) =>
     `Tool crashed: its worker broke toolpool's protocol (${boundText(problem, 300)}) and was retired. ` +
     'A tool must not post on, close or forge toolpool\'s channels.',
+  sharedWorkerKilled: (why: string) =>
+    `Tool call stopped: it shared its worker (concurrency > 1) with a call that ${why}, and the worker was killed with it. ` +
+    'Give a tool that must not be stopped by its co-runners the default concurrency 1.',
+  sharedWorkerOutOfMemory: (maxMemoryMb: number, others: number) =>
+    `Tool reached its memory limit (maxMemoryMb: ${maxMemoryMb} MB) and was stopped; ${others} other call(s) shared its worker ` +
+    '(concurrency > 1) and the heap, so any of them may have used the memory.',
   workerRetired: (reason: string) => `Tool call cancelled: its worker was retired (${boundText(reason, 300)}).`,
   workerStuck: () => 'Tool call could not start: the worker it was sent to stayed blocked, so it was retired.',
   invalidArguments: (name: string, message: string) =>

@@ -38,6 +38,10 @@ function IntegerAtLeast(minimum: number): TSchema {
   return Type.Integer({ minimum, expected: `an integer >= ${minimum}` });
 }
 
+/** A tool's calls per worker: bounded, because a worker holds that many calls' state at once. */
+export const MAX_CONCURRENCY = 256;
+const CONCURRENCY = Type.Integer({ minimum: 1, maximum: MAX_CONCURRENCY, expected: `an integer from 1 to ${MAX_CONCURRENCY}` });
+
 function Optional(schema: TSchema): TSchema {
   return Type.Optional(schema);
 }
@@ -105,7 +109,7 @@ const toolProperties = {
   limits: Optional(LimitsSchema),
   isolation: Optional(ISOLATION),
   // Calls of this tool that may run at once in one worker (I/O-bound tools).
-  concurrency: Optional(IntegerAtLeast(1)),
+  concurrency: Optional(CONCURRENCY),
   needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (args) => boolean' })),
 } satisfies Described<ToolDefinition> & Record<string, TSchema>;
 
@@ -125,6 +129,7 @@ const toolInfoProperties = {
   executionMode: ExecutionModeSchema,
   limits: LimitsSchema,
   isolation: Optional(ISOLATION),
+  concurrency: Optional(CONCURRENCY),
   hasPrepare: Type.Boolean({ expected: 'a boolean' }),
   hasExecute: Type.Boolean({ expected: 'a boolean' }),
   needsApproval: Optional(Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], { expected: '"never", "always" or "function"' })),

@@ -108,6 +108,8 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     throw await withSyntaxLocation(ref.source, error);
   }
   info = await checkToolInfo(info, where);
+  // The pool lets this many calls of the tool share a worker.
+  if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
   const limits = resolveLimits(context.limits, info.limits);
   return {

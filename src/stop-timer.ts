@@ -1,3 +1,4 @@
+import { deadlines, type Due } from './deadline-sweep.ts';
 import type { ResolvedLimits } from './limits.ts';
 
 export type StopReason = 'timeout' | 'aborted';
@@ -6,8 +7,10 @@ export type StopHow = 'cooperative' | 'killed' | 'before-start';
 /** What a runner gives the stop timer: how to see, ask, cancel and kill its call. */
 export interface Stoppable {
   readonly limits: Pick<ResolvedLimits, 'timeoutMs' | 'abortGraceMs'>;
-  /** Epoch ms at which the tool started running; 0 while it waits in a queue. */
+  /** Epoch ms at which the tool started running; 0 while it waits in a queue (the runner calls the timer's `recheck()` when it starts). */
   startedAt(): number;
+  /** For a runner that counts a call started before its worker confirms it: whether the worker has. A timeout waits for it. */
+  confirmedStarted?(): boolean;
   /** A call still waiting in a queue is simply dropped: returns true when that worked. */
   cancelIfQueued(): boolean;
   /** Step one: fire the tool's own `ctx.signal`. */
@@ -16,8 +19,8 @@ export interface Stoppable {
   kill(): void;
 }
 
-/** While a queued call has not started, how often to look whether it has. */
-const START_POLL_MS = 25;
+/** A call found not started at its deadline is looked at again this often. */
+const NOT_STARTED_RECHECK_MS = 50;
 
 /**
  * The two-step stop shared by every runner: a timeout (counted from the
@@ -25,19 +28,19 @@ const START_POLL_MS = 25;
  * fires the tool's signal, then kills it if it is still running when the
  * grace period ends. `stopped` records which step ended the call.
  *
- * It runs once per call on the hot path, so it allocates no closures: the
- * timers get the instance as their argument.
+ * It runs once per call on the hot path, so it makes no timer and no
+ * closure: both deadlines go to the thread's one sweep (deadline-sweep.ts),
+ * and the abort listener is the instance itself. A call that has not started
+ * when the timer is made gets its deadline when its runner calls `recheck()`.
  */
-export class StopTimer {
+export class StopTimer implements Due {
   stopped: { reason: StopReason; how: StopHow } | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #graceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly call: Stoppable,
     private readonly signal?: AbortSignal,
   ) {
-    this.#timer = setTimeout(checkTimeout, call.limits.timeoutMs, this);
+    this.recheck();
     signal?.addEventListener('abort', this, { once: true });
   }
 
@@ -47,55 +50,46 @@ export class StopTimer {
   }
 
   dispose(): void {
-    clearTimeout(this.#timer);
-    clearTimeout(this.#graceTimer);
+    deadlines.cancel(this);
     this.signal?.removeEventListener('abort', this);
   }
 
-  /** The call's start moved (its module finished importing): the deadline is computed again. */
+  /** The call started, or its start moved (its module finished importing): the deadline is computed again. */
   recheck(): void {
     if (this.stopped) return;
-    clearTimeout(this.#timer);
-    this.checkTimeout();
+    const started = this.call.startedAt();
+    if (started === 0) return deadlines.cancel(this);
+    deadlines.at(this, started + this.call.limits.timeoutMs);
   }
 
-  checkTimeout(): void {
-    const { timeoutMs } = this.call.limits;
+  /** The sweep's call: the timeout, or the end of the grace period after a stop. */
+  due(): void {
+    if (this.stopped) return this.killAfterGrace();
     const started = this.call.startedAt();
-    if (started === 0) {
-      this.#timer = setTimeout(checkTimeout, Math.min(START_POLL_MS, timeoutMs), this);
-      return;
-    }
-    const remaining = started + timeoutMs - Date.now();
-    if (remaining > 0) this.#timer = setTimeout(checkTimeout, remaining, this);
-    else this.stop('timeout');
+    // The start may have moved since the deadline was set.
+    if (started === 0 || started + this.call.limits.timeoutMs > Date.now()) return this.recheck();
+    // Counted as started, but its worker has not confirmed it: looked at again shortly.
+    if (this.call.confirmedStarted?.() === false) return deadlines.at(this, Date.now() + NOT_STARTED_RECHECK_MS);
+    this.stop('timeout');
   }
 
   stop(reason: StopReason): void {
     if (this.stopped) return;
-    clearTimeout(this.#timer);
+    deadlines.cancel(this);
     if (this.call.cancelIfQueued()) {
       this.stopped = { reason, how: 'before-start' };
       return;
     }
     this.stopped = { reason, how: 'cooperative' };
     this.call.requestStop(reason);
-    this.#graceTimer = setTimeout(killAfterGrace, this.call.limits.abortGraceMs, this);
+    deadlines.at(this, Date.now() + this.call.limits.abortGraceMs);
   }
 
   killAfterGrace(): void {
-    if (!this.stopped) return;
+    if (!this.stopped || this.stopped.how === 'killed') return;
     this.stopped = { reason: this.stopped.reason, how: 'killed' };
     this.call.kill();
   }
-}
-
-function checkTimeout(timer: StopTimer): void {
-  timer.checkTimeout();
-}
-
-function killAfterGrace(timer: StopTimer): void {
-  timer.killAfterGrace();
 }
 
 /** The reason a tool's `ctx.signal` carries: a DOMException named for what happened. */

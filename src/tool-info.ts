@@ -16,6 +16,8 @@ export interface ToolInfo {
   executionMode: ExecutionMode;
   limits: ToolLimits;
   isolation?: Isolation;
+  /** Calls that may share one worker at once; left out means 1. */
+  concurrency?: number;
   hasPrepare: boolean;
   hasExecute: boolean;
   /** Whether calls need a person's approval before they run (`needsApproval`); left out means never. */
@@ -39,6 +41,7 @@ export async function describeTool(value: unknown, where: string): Promise<ToolI
     executionMode: tool.executionMode ?? 'parallel',
     limits: definedLimits(tool.limits),
     ...(tool.isolation !== undefined ? { isolation: tool.isolation } : {}),
+    ...(tool.concurrency !== undefined && tool.concurrency > 1 ? { concurrency: tool.concurrency } : {}),
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
     needsApproval: approvalPolicy(tool.needsApproval),

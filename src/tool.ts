@@ -72,6 +72,17 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   limits?: ToolLimits;
   isolation?: Isolation;
   /**
+   * How many calls of this tool may run at once in one worker (default 1,
+   * at most 256). For I/O-bound tools (waiting on HTTP, a database, host
+   * functions): the calls share the worker's event loop and heap. A hard
+   * stop of one call (a timeout or abort it ignores, its memory limit) kills
+   * the worker, so the calls sharing it end with an error saying so; calls
+   * sent to it that had not started go to another worker. Keep 1 for a tool
+   * that is not safe to share. Inline tools ignore it: they all run on the
+   * main thread.
+   */
+  concurrency?: number;
+  /**
    * A person must approve each call before it runs: `true`, or a function
    * of the validated, coerced arguments (for a module tool it runs in a
    * worker, like `prepareArguments`). An `Agent` pauses the run instead of

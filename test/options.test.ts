@@ -96,7 +96,7 @@ describe('tool definitions are checked by the same schema', () => {
     });
     const { results } = await executor.executeBatch([call('1', 'ok')]);
     expect(textOf(results[0]!)).toBe('ran');
-    await expect(create({ tools: [tool({ concurrency: 1.5 })] })).rejects.toThrow('"concurrency" must be an integer >= 1 (got 1.5)');
+    await expect(create({ tools: [tool({ concurrency: 1.5 })] })).rejects.toThrow('"concurrency" must be an integer from 1 to 256 (got 1.5)');
   });
 });
 

@@ -12,6 +12,11 @@ export function loadedTool({ module, options }: ModuleTask): Tool | undefined {
   return loaded.get(keyOf(module, options));
 }
 
+/** Which tool a task is of: its module, and its factory options when it has them (the host keys tools the same way). */
+export function toolKey({ module, options }: ModuleTask): string {
+  return keyOf(module, options);
+}
+
 function keyOf(module: string, options: unknown): string {
   return options === undefined ? module : `${module}\0${JSON.stringify(options)}`;
 }

@@ -1,7 +1,8 @@
 /**
  * The piscina worker entry. Loads tool modules, runs `prepareArguments` and
- * `execute`, and speaks for each call on this worker's own channel: start,
- * updates, result, host calls. The channel is made here, before any tool
+ * `needsApproval` as piscina tasks, and, while it holds a lease (piscina's
+ * `serve` task), runs the calls the host sends on this worker's own channel
+ * and speaks for each there: start, updates, result, host calls. The channel is made here, before any tool
  * code runs, and handed to the host in the first message on the parent
  * port; the host binds it to this Worker and never accepts another.
  *
@@ -20,6 +21,7 @@ import {
   type DescribeTask,
   type ExecuteTask,
   type HostMessage,
+  type ServeTask,
   type HostReplyMessage,
   type PrepareReply,
   type ApprovalReply,
@@ -35,17 +37,28 @@ import { disableInspector } from './no-inspector.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
 import { RunningCall } from './running-call.ts';
-import { describeModule, loadedTool, loadTool } from './tool-loader.ts';
+import { describeModule, loadedTool, loadTool, toolKey } from './tool-loader.ts';
 
 const running = new Map<number, RunningCall>();
 const currentCall = new AsyncLocalStorage<RunningCall>();
-/** Calls the host cancelled before this worker took them (kept small: only recent ones matter). */
-const cancelled = new Set<number>();
-const CANCELLED_KEPT = 1024;
+/**
+ * Calls the host sent ahead, while this worker already runs as many as
+ * their tool's concurrency allows: each starts (and writes its seq) when room
+ * frees, in the order sent. Sending ahead hides the host's turnaround
+ * between calls; a call here has not started, so the host may take it back.
+ */
+const sentAhead: ExecuteTask[] = [];
+/** Calls started here whose result and leftover check are not done. */
+let active = 0;
+/** The lease this worker holds: its serve task ends when the host releases it. */
+let lease: { id: number; end: () => void } | undefined;
 
 const channel = new MessageChannel();
 const port = channel.port1;
-const hello: WorkerHello = { [WORKER_HELLO]: true, port: channel.port2 };
+/** The seq of the last call started here, read by the host when it must know (see start-counter.ts). */
+const starts = new SharedArrayBuffer(4);
+const startCounter = new Int32Array(starts);
+const hello: WorkerHello = { [WORKER_HELLO]: true, port: channel.port2, starts };
 parentPort!.postMessage(hello, [channel.port2]);
 // Left referenced, so a tool finds it among its active handles like any other port: the host trusts nothing posted on it.
 port.on('message', onHostMessage);
@@ -64,13 +77,16 @@ resetRealmBaseline();
 
 function onHostMessage(message: HostMessage): void {
   switch (message?.t) {
-    case 'abort': {
-      const call = running.get(message.runId);
-      if (call) return call.abort(message.reason);
-      cancelled.add(message.runId);
-      if (cancelled.size > CANCELLED_KEPT) cancelled.delete(cancelled.values().next().value!);
+    case 'execute':
+      return receiveCall(message.task);
+    case 'recall':
+      return void dropSentAhead(message.runId);
+    case 'release':
+      if (lease?.id === message.leaseId) endLease();
       return;
-    }
+    case 'abort':
+      if (dropSentAhead(message.runId)) return;
+      return running.get(message.runId)?.abort(message.reason);
     case 'ack':
       return running.get(message.runId)?.acknowledge(message.consumed);
     case 'preload':
@@ -91,7 +107,8 @@ function pollHostMessages(): void {
   for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) {
     const message = received.message as HostMessage;
     if (message?.t === 'ack') onHostMessage(message);
-    else queueMicrotask(() => onHostMessage(message));
+    // Outside the current call's async context: a call it starts must not count as this call's leftover.
+    else currentCall.exit(() => queueMicrotask(() => onHostMessage(message)));
   }
 }
 
@@ -113,9 +130,24 @@ export default function handle(task: WorkerTask): Reply | Promise<Reply> {
       return prepare(task);
     case 'needsApproval':
       return needsApproval(task);
-    case 'execute':
-      return execute(task);
+    case 'serve':
+      return serve(task);
   }
+}
+
+/** Holds the lease until the host releases it (or this worker must retire): until then piscina counts this worker busy. */
+function serve(task: ServeTask): Promise<undefined> | undefined {
+  if (retiring || lease) return undefined; // the host sees the lease end at once and asks again
+  return new Promise<undefined>((resolve) => {
+    lease = { id: task.leaseId, end: () => resolve(undefined) };
+    postOnPort(port, { t: 'serving', leaseId: task.leaseId });
+  });
+}
+
+function endLease(): void {
+  const ending = lease;
+  lease = undefined;
+  ending?.end();
 }
 
 async function describe(task: DescribeTask): Promise<DescribeReply> {
@@ -148,22 +180,68 @@ async function needsApproval(task: ApprovalTask): Promise<ApprovalReply> {
   }
 }
 
-/** Answers piscina once the result is on the channel: the host never waits for piscina's reply to settle a call. */
+function receiveCall(task: ExecuteTask): void {
+  sentAhead.push(task);
+  startSentAhead();
+}
+
+/** Starts the calls sent ahead while there is room; a retiring worker refuses them all (the host sends them elsewhere). */
+function startSentAhead(): void {
+  while (sentAhead.length > 0) {
+    if (retiring) {
+      for (const task of sentAhead.splice(0)) refuse(task.runId);
+      return;
+    }
+    if (active >= (sentAhead[0]!.concurrency ?? 1)) return;
+    const done = execute(sentAhead.shift()!);
+    if (done !== undefined) promiseThen(done, callEnded, callEnded);
+    else active--;
+  }
+}
+
+function callEnded(): void {
+  active--;
+  startSentAhead();
+}
+
+/** A call sent ahead and not started is dropped (aborted, or taken back for an idle worker); the host hears it did not start. */
+function dropSentAhead(runId: number): boolean {
+  const index = sentAhead.findIndex((task) => task.runId === runId);
+  if (index < 0) return false;
+  sentAhead.splice(index, 1);
+  refuse(runId);
+  return true;
+}
+
+function refuse(runId: number): void {
+  postOnPort(port, { t: 'refused', runId });
+}
+
+/** The tools that have had a call in this worker (the host counts their first call's import as loading time until told). */
+const announced = new Set<string>();
+
+/** Runs a call; the returned promise ends once the call's leftovers have been looked at (undefined: done already). */
 function execute(task: ExecuteTask): undefined | Promise<undefined> {
-  if (cancelled.delete(task.runId)) return undefined; // the host dropped it before this worker took it
-  if (retiring) return void postOnPort(port, { t: 'refused', runId: task.runId }); // the host sends it to another worker
+  active++;
+  Atomics.store(startCounter, 0, task.seq);
   const tool = loadedTool(task);
-  postOnPort(port, { t: 'start', runId: task.runId, loading: tool === undefined });
-  if (tool) return finish(runCall(task, tool));
+  if (tool && announced.has(toolKey(task))) return finish(runCall(task, tool));
+  if (tool) return announceThen(task, tool);
   return promiseThen(
     loadTool(task),
     (loaded) => {
       resetRealmBaseline();
-      postOnPort(port, { t: 'loaded', runId: task.runId });
-      return finish(runCall(task, loaded));
+      return announceThen(task, loaded);
     },
     (error: unknown) => void postOnPort(port, { t: 'result', runId: task.runId, ok: false, error: boundText(errorMessage(error)) }),
   ) as Promise<undefined>;
+}
+
+/** The first call of a tool here: the host hears the module is loaded, so the call's timeout counts from now. */
+function announceThen(task: ExecuteTask, tool: Tool): undefined | Promise<undefined> {
+  announced.add(toolKey(task));
+  postOnPort(port, { t: 'loaded', runId: task.runId });
+  return finish(runCall(task, tool));
 }
 
 function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> } {
@@ -182,7 +260,7 @@ function finish({ call, reply }: { call: RunningCall; reply: ResultMessage | Pro
  * Posts the result, saying whether this worker must be retired: a call that
  * left resources alive or changed the realm. Timers and immediates that are
  * done say so at once; any other resource is looked at again one turn later,
- * when destroy hooks have run, before piscina hears the task is done.
+ * when destroy hooks have run.
  */
 function send(call: RunningCall, message: ResultMessage): undefined | Promise<undefined> {
   running.delete(call.task.runId);
@@ -192,7 +270,7 @@ function send(call: RunningCall, message: ResultMessage): undefined | Promise<un
   if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) or wait(s) pending`);
   post(message);
   if (live.uncertain === 0) return undefined;
-  // Looked at again once destroy hooks have run, before piscina hears the task is done.
+  // Looked at again once destroy hooks have run.
   return new Promise<undefined>((resolve) =>
     setImmediate(() => {
       const still = liveLeftovers(call).uncertain;
@@ -204,12 +282,14 @@ function send(call: RunningCall, message: ResultMessage): undefined | Promise<un
 
 function retireAfter(message: ResultMessage, reason: string): undefined {
   retiring = reason;
+  endLease();
   return post({ ...message, retire: reason });
 }
 
 /** This worker asks the host to retire it; until the host does, it takes no call. */
 function retireSelf(reason: string): void {
   retiring = reason;
+  endLease();
   postOnPort(port, { t: 'retire', runId: 0, reason });
 }
 

@@ -11,10 +11,9 @@ export function parseWorkerMessage(message: unknown): WorkerMessage | string {
   if (Object.getPrototypeOf(message) !== Object.prototype) return 'a message that is not a plain object';
   const { t, runId } = message as Record<string, unknown>;
   if (t === 'retire') return typeof (message as { reason?: unknown }).reason === 'string' ? (message as WorkerMessage) : 'a retire message without a reason';
+  if (t === 'serving') return isRunId((message as { leaseId?: unknown }).leaseId) ? (message as WorkerMessage) : 'a serving message without a valid leaseId';
   if (!isRunId(runId)) return 'a message without a valid runId';
   switch (t) {
-    case 'start':
-      return typeof (message as { loading?: unknown }).loading === 'boolean' ? (message as WorkerMessage) : 'a start message without "loading"';
     case 'refused':
     case 'loaded':
       return message as WorkerMessage;

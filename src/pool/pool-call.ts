@@ -19,34 +19,38 @@ const KILL_SETTLE_MS = 1_000;
 /** What a call may ask of its pool. */
 export interface CallControls {
   readonly loadTimeoutMs: number;
-  /** A call that has not started is dropped; every worker hears it, so the one that gets its task skips it. */
+  /** A call still waiting for a worker is dropped. */
   cancelQueued(call: PoolCall): void;
   acknowledgeLater(call: PoolCall): void;
 }
 
 /**
  * One call of a pool, as the host sees it. Everything that decides its fate
- * is host-side state: when it started (the host's clock, when its start
- * message arrived), which worker runs it (the channel that message came on),
- * how many updates it has consumed, and how it was stopped.
+ * is host-side state: which worker it was sent to (the host picks), when it
+ * began (the host's clock: when it was sent with room, or when the call
+ * ahead of it ended), whether the worker has started it (its start
+ * counter), how many updates it has consumed, and how it was stopped.
  */
 export class PoolCall implements Stoppable {
+  /** The worker it was sent to; undefined while it waits for one. */
   channel: WorkerChannel | undefined;
-  /** Times this call's task was handed to piscina (a call no worker started is requeued). */
+  /** Times it was sent to a worker (a call no worker started goes back to the queue). */
   attempts = 0;
+  /** Its place among the calls sent to its worker (0 while it waits for one). */
+  seq = 0;
+  /** Asked back from the worker it was sent to, for an idle one. */
+  recalled = false;
   received = 0;
   consumed = 0;
   acked = 0;
-  /** piscina reported the task done (or failed). */
-  taskDone = false;
-  /** A retiring worker got the task and did not start it. */
-  refused = false;
   /** When the result arrived (0 before). */
   resultAt = 0;
   outcome: RunOutcome | undefined;
   readonly queuedAt = Date.now();
   readonly done: Promise<RunOutcome>;
   readonly limits: ResolvedLimits;
+  readonly toolKey: string;
+  readonly concurrency: number;
   #resolve!: (outcome: RunOutcome) => void;
   #startedAt = 0;
   #loading = false;
@@ -60,6 +64,8 @@ export class PoolCall implements Stoppable {
   ) {
     this.done = new Promise((resolve) => (this.#resolve = resolve));
     this.limits = job.limits;
+    this.toolKey = toolKeyOf(ref);
+    this.concurrency = ref.concurrency ?? 1;
     this.#stopTimer = new StopTimer(this, job.signal);
   }
 
@@ -67,9 +73,40 @@ export class PoolCall implements Stoppable {
     return this.#startedAt !== 0;
   }
 
+  /**
+   * Written out field by field: on Node 20, V8 takes a slow path for
+   * properties added after a spread (`{ ...ref, callId }` cost ~7 µs here,
+   * a tenth of a whole call).
+   */
   task(hostFunctions: string[]): ExecuteTask {
-    const { callId, args, limits } = this.job;
-    return { op: 'execute', ...this.ref, callId, args, runId: this.runId, maxResultBytes: limits.maxResultBytes, hostFunctions };
+    const { ref, job } = this;
+    return {
+      module: ref.module,
+      source: ref.source,
+      options: ref.options,
+      concurrency: this.concurrency,
+      seq: this.seq,
+      callId: job.callId,
+      args: job.args,
+      runId: this.runId,
+      maxResultBytes: job.limits.maxResultBytes,
+      hostFunctions,
+    };
+  }
+
+  /** Sent to a worker; it begins when that worker has room for it. */
+  sent(channel: WorkerChannel, seq: number): void {
+    this.channel = channel;
+    this.seq = seq;
+    this.attempts++;
+  }
+
+  /** Its worker went away without starting it: it waits for another. */
+  unsent(): void {
+    this.channel = undefined;
+    this.seq = 0;
+    this.#startedAt = 0;
+    this.#loading = false;
   }
 
   // Stoppable: the shared two-step stop.
@@ -80,10 +117,30 @@ export class PoolCall implements Stoppable {
     return this.#loading ? this.#startedAt + this.controls.loadTimeoutMs : this.#startedAt;
   }
 
+  /**
+   * A call its worker has not started by its deadline (the worker is
+   * blocked after its last call) does not time out: the watch retires that
+   * worker and the call goes to another.
+   */
+  confirmedStarted(): boolean {
+    return this.channel?.hasStarted(this) ?? false;
+  }
+
+  /** When it began as the host counts it (0 before), for the watch. */
+  get beganAt(): number {
+    return this.#startedAt;
+  }
+
+  /**
+   * Ends a call that has not started: one still waiting is dropped; one
+   * sent ahead to a worker is dropped there (the worker answers that it did
+   * not start it, or, if it just had, stops it).
+   */
   cancelIfQueued(): boolean {
     if (this.started) return false;
-    this.controls.cancelQueued(this);
-    this.#settle(this.#stopOutcome() ?? { ok: false, error: ToolErrors.abortedBeforeStart() });
+    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart() });
+    if (this.channel) this.channel.post({ t: 'abort', runId: this.runId, reason: 'aborted' });
+    else this.controls.cancelQueued(this);
     return true;
   }
 
@@ -92,21 +149,23 @@ export class PoolCall implements Stoppable {
   }
 
   kill(): void {
-    this.channel?.kill();
-    setTimeout(() => this.#settle(this.#stopOutcome()!), KILL_SETTLE_MS).unref();
+    this.channel?.kill(this);
+    setTimeout(settleKilled, KILL_SETTLE_MS, this).unref();
   }
 
   // What the worker's channel reports.
 
-  start(channel: WorkerChannel, loading: boolean): void {
-    this.channel = channel;
+  /** Its worker has room for it now: it runs from here (or imports its module first, when `loading`). */
+  begin(loading: boolean): void {
     this.#startedAt = Date.now();
     this.#loading = loading;
-    // Cancelled while its task was on its way: the worker took it before it heard. Stop it like a running call.
+    // Ended while it waited in its worker (aborted): the worker drops it, or stops it if it had just started it.
     if (this.outcome) {
-      this.requestStop('aborted');
+      const channel = this.channel!;
       setTimeout(() => channel.retireIfRunning(this, 'a cancelled call kept running'), this.limits.abortGraceMs).unref();
+      return;
     }
+    this.#stopTimer.recheck();
   }
 
   /** The module finished importing: the tool runs from now, and its timeout counts from now. */
@@ -153,17 +212,44 @@ export class PoolCall implements Stoppable {
     return undefined;
   }
 
+  /** Its stop (an abort) was asked for: if its worker never started it, it never ran. */
+  get stopping(): boolean {
+    return this.#stopTimer.stopped !== undefined;
+  }
+
+  endUnstarted(): void {
+    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart() });
+  }
+
   /** Ended by the host for a reason of its own (protocol violation, retirement, close). */
   fail(error: string): void {
     this.#settle(this.#stopOutcome() ?? { ok: false, error });
   }
 
-  /** Its worker thread ended while the call ran. Memory first: a worker out of memory may die during a stop's grace period. */
-  workerDied(error: unknown, exitCode: number): void {
-    if (isOutOfMemory(error)) return this.#settle({ ok: false, error: ToolErrors.memoryLimit(this.limits.maxMemoryMb) });
+  /**
+   * Its worker thread ended while the call ran. Memory first: a worker out
+   * of memory may die during a stop's grace period. `sharedWith` counts the
+   * other calls that were running in the same worker.
+   */
+  workerDied(error: unknown, exitCode: number, sharedWith: number): void {
+    if (isOutOfMemory(error)) {
+      const { maxMemoryMb } = this.limits;
+      return this.#settle({ ok: false, error: sharedWith > 0 ? ToolErrors.sharedWorkerOutOfMemory(maxMemoryMb, sharedWith) : ToolErrors.memoryLimit(maxMemoryMb) });
+    }
     const stop = this.#stopOutcome();
     if (stop) return this.#settle(stop);
     this.#settle({ ok: false, error: error === undefined ? ToolErrors.workerExited(exitCode) : ToolErrors.workerCrashed(errorMessage(error)) });
+  }
+
+  /** The reason this call's stop killed its worker, for the calls that shared it. */
+  get killedBecause(): string {
+    const stop = this.#stopTimer.stopped;
+    if (stop?.reason === 'timeout') return `timed out after ${this.limits.timeoutMs} ms`;
+    return 'was aborted and ignored its signal';
+  }
+
+  settleAfterKill(): void {
+    this.#settle(this.#stopOutcome()!);
   }
 
   #stopOutcome(): RunOutcome | undefined {
@@ -179,6 +265,26 @@ export class PoolCall implements Stoppable {
   }
 }
 
-function isOutOfMemory(error: unknown): boolean {
+function settleKilled(call: PoolCall): void {
+  call.settleAfterKill();
+}
+
+export function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+const toolKeys = new WeakMap<ModuleTask, string>();
+
+/**
+ * Which tool a call is of, as a string: calls share a worker only with calls
+ * of the same tool. Refs are one object per tool on the host, but arrive
+ * anew with every call in a process-tier child, hence the string.
+ */
+export function toolKeyOf(ref: ModuleTask): string {
+  let key = toolKeys.get(ref);
+  if (key === undefined) {
+    key = ref.options === undefined ? ref.module : `${ref.module}\0${JSON.stringify(ref.options)}`;
+    toolKeys.set(ref, key);
+  }
+  return key;
 }

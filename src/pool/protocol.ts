@@ -1,10 +1,15 @@
 /**
- * The messages between the host and a tool worker. piscina carries the
- * tasks (it picks the worker and keeps the workers alive); everything about
- * a running call — its start, its updates, its result, its host calls and
- * its abort — travels on one MessageChannel per worker, which the host binds
- * to that worker's Worker object. Updates and the result share that one
- * ordered channel, so no update can ever arrive after its call's result.
+ * The messages between the host and a tool worker. piscina starts, replaces
+ * and reaps the workers and carries the tasks that read a module (describe,
+ * prepare, needsApproval) and the leases: a worker holding a lease runs the
+ * calls the host sends it. Everything about a call — the call itself, its
+ * start, its updates, its result, its host calls and its abort — travels on
+ * one MessageChannel per worker, which the host binds to that worker's
+ * Worker object: one message each way for a cheap call, as with a bare
+ * piscina task. Which calls a worker has started it writes into a shared
+ * counter instead of a message (see StartCounter), so a start costs no
+ * wake-up of the host. Updates and the result share that one ordered channel, so no
+ * update can ever arrive after its call's result.
  *
  * Every message a worker sends is untrusted input: the host checks it in
  * channel-messages.ts, and anything unexpected retires the worker.
@@ -18,9 +23,11 @@ export const WORKER_HELLO = 'toolpool:worker-hello';
 export interface WorkerHello {
   [WORKER_HELLO]: true;
   port: object;
+  /** A SharedArrayBuffer holding one Int32: the `seq` of the last call this worker started. */
+  starts: SharedArrayBuffer;
 }
 
-export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ExecuteTask;
+export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ServeTask;
 
 export interface ModuleTask {
   /** The runnable file a worker imports (compiled when the source is TypeScript). */
@@ -29,6 +36,8 @@ export interface ModuleTask {
   source: string;
   /** Given when the module's default export is a factory `(options) => tool`. */
   options?: unknown;
+  /** Calls of this tool that may share one worker at once (the tool's `concurrency`; 1 when absent). */
+  concurrency?: number;
 }
 
 export interface DescribeTask extends ModuleTask {
@@ -46,13 +55,29 @@ export interface ApprovalTask extends ModuleTask {
   args: Record<string, unknown>;
 }
 
+/**
+ * A lease: the worker that takes it runs the calls the host sends on its
+ * channel until the host releases it. While leased, piscina counts the
+ * worker busy, so it neither reaps it nor gives it another task.
+ */
+export interface ServeTask {
+  op: 'serve';
+  /** Unguessable, like run ids: the worker names it in its `serving` message. */
+  leaseId: number;
+}
+
 export interface ExecuteTask extends ModuleTask {
-  op: 'execute';
   /**
    * Unguessable: a worker can only speak for calls it was given, because it
    * cannot name any other (see run-ids.ts).
    */
   runId: number;
+  /**
+   * This call's place among the calls sent to this worker (1, 2, ...,
+   * wrapping at 2^31). The worker starts calls in this order and writes the
+   * seq of each into its start counter before any of the tool's code runs.
+   */
+  seq: number;
   callId: string;
   args: unknown;
   maxResultBytes: number;
@@ -65,17 +90,19 @@ export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: f
 export type ApprovalReply = { ok: true; answer: unknown } | { ok: false; error: string };
 
 /** Worker → host on the worker's channel. */
-export type WorkerMessage = StartMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage | RetireMessage | RefusedMessage;
+export type WorkerMessage = ServingMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage | RetireMessage | RefusedMessage;
 
-/** Sent when the worker takes the call, before any of the tool's code runs. */
-export interface StartMessage {
-  t: 'start';
-  runId: number;
-  /** The tool module is not imported yet: its import is bounded by loadTimeoutMs on top of timeoutMs. */
-  loading: boolean;
+/** The worker took a lease: the host may send it calls now. */
+export interface ServingMessage {
+  t: 'serving';
+  leaseId: number;
 }
 
-/** After a start with `loading`: the module is imported and the tool runs now; its timeout counts from here. */
+/**
+ * The first call of a tool in this worker: the module is imported (its
+ * import is bounded by loadTimeoutMs on top of timeoutMs until then) and the
+ * tool runs now; its timeout counts from here.
+ */
 export interface LoadedMessage {
   t: 'loaded';
   runId: number;
@@ -104,7 +131,7 @@ export interface RetireMessage {
   reason: string;
 }
 
-/** A retiring worker got a task: it did not start it, so the host sends it elsewhere. */
+/** A call sent to this worker that it did not start (it is retiring, or the call was aborted or recalled first). */
 export interface RefusedMessage {
   t: 'refused';
   runId: number;
@@ -119,8 +146,27 @@ export interface HostCallMessage {
 }
 
 /** Host → worker on the worker's channel. */
-export type HostMessage = AbortMessage | AckMessage | PreloadMessage | HostReplyMessage;
+export type HostMessage = ExecuteMessage | RecallMessage | ReleaseMessage | AbortMessage | AckMessage | PreloadMessage | HostReplyMessage;
 
+/** Run this call: now, or when the calls before it leave room (up to its tool's concurrency at once). */
+export interface ExecuteMessage {
+  t: 'execute';
+  task: ExecuteTask;
+}
+
+/** Give this call back if it has not started (another worker is idle); the worker answers with `refused`. */
+export interface RecallMessage {
+  t: 'recall';
+  runId: number;
+}
+
+/** The lease ends: the worker's serve task returns, and piscina may give it other tasks or reap it. */
+export interface ReleaseMessage {
+  t: 'release';
+  leaseId: number;
+}
+
+/** Stop a running call (its signal fires); a call sent ahead and not started is dropped instead. */
 export interface AbortMessage {
   t: 'abort';
   runId: number;

@@ -2,9 +2,15 @@ import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker
 import { ToolErrors } from '../errors.ts';
 import { parseWorkerMessage } from './channel-messages.ts';
 import type { HostFunctionTable } from './host-functions.ts';
-import type { PoolCall } from './pool-call.ts';
-import type { HostCallMessage, HostMessage } from './protocol.ts';
-import { lastFinished } from './worker-watch.ts';
+import { isOutOfMemory, type PoolCall } from './pool-call.ts';
+import type { StartCounter } from './start-counter.ts';
+import type { HostCallMessage, HostMessage, ResultMessage } from './protocol.ts';
+
+/**
+ * Calls a worker may be sent beyond what it runs at once: they wait in the
+ * worker, so it starts the next call without waiting for the host's turn.
+ */
+export const SEND_AHEAD = 2;
 
 /** How long a closed channel waits for its worker's exit event before the close counts as the tool's doing. */
 const PORT_CLOSE_GRACE_MS = 500;
@@ -32,10 +38,17 @@ function postHostRefusal(port: MessagePort, id: number, error: string): void {
 /** What a channel needs from its pool. */
 export interface ChannelOwner {
   readonly hostFunctions: HostFunctionTable;
-  /** The call with this run id, handed to piscina and not started by any worker; it is now this channel's. */
-  claim(runId: number): PoolCall | undefined;
-  /** A retiring worker did not start this call: it goes to another worker. */
-  refused(runId: number): void;
+  /** The worker took the lease with this id; returns false when the pool offered no such lease. */
+  leased(channel: WorkerChannel, leaseId: number): boolean;
+  /**
+   * A call sent here did not start: it goes to another worker. `failed`
+   * when its worker died before starting it (those count against the call:
+   * a worker that dies on every start must not bounce it forever); not when
+   * the worker was retired or gave it back.
+   */
+  requeue(call: PoolCall, why: string, failed: boolean): void;
+  /** Calls ended on this channel: it may take more, or give its lease back. */
+  freed(channel: WorkerChannel): void;
   /** The channel's worker is gone or retired: no call is routed to it again. */
   forget(channel: WorkerChannel): void;
 }
@@ -43,24 +56,38 @@ export interface ChannelOwner {
 /**
  * The host's end of one worker's channel, bound to that worker's Worker
  * object when its hello arrived: messages on it speak for that worker and no
- * other. A worker may only speak for the calls it started here; anything
- * else (junk, a forged result or update, a message for another call, a
- * closed port) retires the worker: its own calls get an error saying it broke
- * the protocol, and nothing else is touched.
+ * other. The host sends a worker its calls here, and the worker may only
+ * speak for calls it was sent; anything else (junk, a forged result or
+ * update, a message for another call, a closed port) retires the worker: its
+ * calls get an error saying it broke the protocol, and nothing else is
+ * touched.
  */
 export class WorkerChannel {
-  readonly running = new Map<number, PoolCall>();
-  /** When this worker last had no call running. */
+  /** The calls sent to this worker and not yet ended, started or not. */
+  readonly calls = new Map<number, PoolCall>();
+  /** Tools whose first call here has said its module is loaded. */
+  readonly #loadedTools = new Set<string>();
+  /** Calls this worker runs now, as the host counts them: each begins when sent with room, or when a call before it ends. */
+  #running = 0;
+  /** Calls sent ahead that wait in the worker for room, in the order sent (the order the worker starts them). */
+  readonly #ahead: PoolCall[] = [];
+  /** The lease this worker holds (it runs calls only while it has one). */
+  lease: number | undefined;
+  /** When this worker last had no call. */
   idleSince = Date.now();
   retired: string | undefined;
   #error: unknown;
   #exitCode: { code: number } | undefined;
+  /** The call whose stop killed this worker: the calls that shared it are told so. */
+  #killedFor: PoolCall | undefined;
+  #readingQueued = false;
   #hostCallsInFlight = 0;
   readonly #hostCallsQueued: Array<[PoolCall, HostCallMessage]> = [];
 
   constructor(
     readonly worker: Worker,
     readonly port: MessagePort,
+    readonly starts: StartCounter,
     private readonly owner: ChannelOwner,
   ) {
     port.on('message', (message: unknown) => this.#receive(message));
@@ -68,6 +95,53 @@ export class WorkerChannel {
     port.unref();
     worker.on('error', (error) => (this.#error = error));
     worker.on('exit', (code) => this.#exited(code));
+  }
+
+  /**
+   * The tool of the calls sent here (they are all of one tool), and how
+   * many more it may be sent: up to that tool's concurrency, plus `ahead`
+   * that wait in the worker and start as soon as room frees there.
+   */
+  room(ahead: number): { toolKey: string | undefined; free: number } {
+    const first = this.calls.values().next().value;
+    if (!first) return { toolKey: undefined, free: 1 };
+    return { toolKey: first.toolKey, free: first.concurrency + ahead - this.calls.size };
+  }
+
+  /** The last call sent ahead here, for another worker that is idle (the worker gives it back if it has not started it). */
+  recallOne(): boolean {
+    let last: PoolCall | undefined;
+    for (const call of this.#ahead) if (!call.recalled && !call.outcome) last = call;
+    if (!last) return false;
+    last.recalled = true;
+    this.post({ t: 'recall', runId: last.runId });
+    return true;
+  }
+
+  send(call: PoolCall, hostFunctions: string[]): void {
+    this.calls.set(call.runId, call);
+    call.sent(this, this.starts.next());
+    this.post({ t: 'execute', task: call.task(hostFunctions) });
+    if (this.#running < call.concurrency) this.#begin(call);
+    else this.#ahead.push(call);
+  }
+
+  /** Whether the worker says it has started this call (see start-counter.ts). */
+  hasStarted(call: PoolCall): boolean {
+    return call.seq !== 0 && this.starts.hasStarted(call.seq);
+  }
+
+  #begin(call: PoolCall): void {
+    this.#running++;
+    call.begin(!this.#loadedTools.has(call.toolKey));
+  }
+
+  /** A call here ended: the next one sent ahead begins in the worker now. */
+  #ended(call: PoolCall): void {
+    const ahead = this.#ahead.indexOf(call);
+    if (ahead >= 0) this.#ahead.splice(ahead, 1);
+    else this.#running--;
+    while (this.#ahead.length > 0 && this.#running < this.#ahead[0]!.concurrency) this.#begin(this.#ahead.shift()!);
   }
 
   post(message: HostMessage): void {
@@ -79,14 +153,16 @@ export class WorkerChannel {
     }
   }
 
-  /** Reads what is already queued on the channel, now (used when piscina reports a task done before its result was read). */
+  /** Reads what is already queued on the channel, now. */
   drain(): void {
     let entry: { message: unknown } | undefined;
     while (!this.retired && (entry = receiveMessageOnPort(this.port) as { message: unknown } | undefined)) this.#receive(entry.message);
   }
 
-  /** The hard kill of a stop: terminate the thread. Its calls end when it exits. */
-  kill(): void {
+  /** The hard kill of `call`'s stop: terminate the thread. Its calls end when it exits. */
+  kill(call: PoolCall): void {
+    if (this.calls.get(call.runId) !== call) return;
+    this.#killedFor ??= call;
     this.#terminate();
   }
 
@@ -108,56 +184,95 @@ export class WorkerChannel {
   }
 
   retireIfRunning(call: PoolCall, reason: string): void {
-    if (this.running.get(call.runId) === call) this.retire(reason, false);
+    if (this.calls.get(call.runId) === call) this.retire(reason, false);
   }
 
   /**
    * Stops routing to this worker and terminates it. After a protocol
-   * violation its calls get an error saying so; after a plain retirement
-   * (leftovers, a blocked thread) they are told their worker was retired.
+   * violation its started calls get an error saying so; after a plain
+   * retirement (leftovers, a blocked thread) they are told their worker was
+   * retired. Calls it had not started go to another worker. What the worker
+   * posted before is read first: a result already on its way counts (the
+   * violation may have come on another port, and overtaken it).
    */
   retire(reason: string, violation: boolean): void {
     if (this.retired) return;
+    this.#readQueued();
+    if (this.retired) return; // what was queued broke the protocol itself
     this.retired = reason;
     this.owner.forget(this);
-    for (const call of this.running.values()) call.fail(violation ? ToolErrors.protocolViolation(reason) : ToolErrors.workerRetired(reason));
-    this.running.clear();
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    for (const call of calls) {
+      if (!this.hasStarted(call)) this.owner.requeue(call, `its worker was retired (${reason})`, false);
+      else call.fail(violation ? ToolErrors.protocolViolation(reason) : ToolErrors.workerRetired(reason));
+    }
     this.#terminate();
     this.port.close();
+  }
+
+  #readQueued(): void {
+    if (this.#readingQueued) return;
+    this.#readingQueued = true;
+    try {
+      this.drain();
+    } finally {
+      this.#readingQueued = false;
+    }
   }
 
   #receive(raw: unknown): void {
     if (this.retired) return;
     const message = parseWorkerMessage(raw);
     if (typeof message === 'string') return this.retire(`it sent ${message}`, true);
-    if (message.t === 'retire') return this.retire(message.reason.slice(0, 300), false);
-    if (message.t === 'refused') return this.owner.refused(message.runId);
-    if (message.t === 'start') {
-      const call = this.owner.claim(message.runId);
-      if (!call) return this.retire('it started a call it was not given', true);
-      this.running.set(call.runId, call);
-      return call.start(this, message.loading);
+    switch (message.t) {
+      case 'retire':
+        return this.retire(message.reason.slice(0, 300), false);
+      case 'serving':
+        return this.owner.leased(this, message.leaseId) ? undefined : this.retire('it claimed a lease it was not given', true);
+      case 'refused':
+        return this.#refused(message.runId);
     }
-    const call = this.running.get(message.runId);
-    if (!call) return this.retire(`it sent a ${message.t} for a call it is not running`, true);
+    const call = this.calls.get(message.runId);
+    if (!call) return this.retire(`it sent a ${message.t} for a call it was not sent`, true);
     switch (message.t) {
       case 'update': {
         const problem = call.receiveUpdate(message.partial);
         return problem ? this.retire(problem, true) : undefined;
       }
-      case 'result': {
-        this.running.delete(call.runId);
-        if (this.running.size === 0) this.idleSince = Date.now();
-        lastFinished.set(this, call);
-        const problem = call.finish(message);
-        if (problem) return this.retire(problem, true);
-        return message.retire ? this.retire(message.retire, false) : undefined;
-      }
+      case 'result':
+        return this.#finished(call, message);
       case 'loaded':
-        return call.loaded();
+        return this.#loaded(call);
       case 'host-call':
         return this.#answerHostCall(call, message);
     }
+  }
+
+  /** A tool's first call here imported its module: every call of that tool waiting on the import runs from now. */
+  #loaded(call: PoolCall): void {
+    this.#loadedTools.add(call.toolKey);
+    for (const other of this.calls.values()) if (other.toolKey === call.toolKey) other.loaded();
+  }
+
+  #finished(call: PoolCall, message: ResultMessage): void {
+    this.calls.delete(call.runId);
+    this.#ended(call);
+    if (this.calls.size === 0) this.idleSince = Date.now();
+    const problem = call.finish(message);
+    if (problem) return this.retire(problem, true);
+    if (message.retire) return this.retire(message.retire, false);
+    this.owner.freed(this);
+  }
+
+  /** The worker did not start a call sent to it: it was retiring, or the call was aborted or recalled first. */
+  #refused(runId: number): void {
+    const call = this.calls.get(runId);
+    if (!call) return this.retire('it refused a call it was not sent', true);
+    this.calls.delete(runId);
+    this.#ended(call);
+    call.recalled = false;
+    this.owner.requeue(call, 'its worker was retiring', false);
   }
 
   #answerHostCall(call: PoolCall, message: HostCallMessage): void {
@@ -180,7 +295,7 @@ export class WorkerChannel {
   #runNextQueued(): void {
     while (this.#hostCallsQueued.length > 0) {
       const [call, message] = this.#hostCallsQueued.shift()!;
-      if (this.running.get(call.runId) === call) return this.#runHostCall(call, message);
+      if (this.calls.get(call.runId) === call) return this.#runHostCall(call, message);
     }
   }
 
@@ -197,10 +312,18 @@ export class WorkerChannel {
   #exited(code: number): void {
     if (this.#exitCode) return; // the real exit of a thread abandoned earlier
     this.#exitCode = { code };
-    this.drain(); // a start or result posted just before the thread died
+    this.drain(); // a result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;
     this.owner.forget(this);
-    for (const call of this.running.values()) call.workerDied(this.#error, code);
-    this.running.clear();
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    const started = calls.filter((call) => this.hasStarted(call));
+    const killedFor = this.#killedFor;
+    for (const call of calls) {
+      if (!started.includes(call)) this.owner.requeue(call, this.retired, true);
+      else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error)) call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
+      else call.workerDied(this.#error, code, started.length - 1);
+    }
   }
 }
+

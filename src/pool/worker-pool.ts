@@ -9,12 +9,14 @@ import type { RunJob, RunOutcome } from '../runner.ts';
 import type { HostFunctions } from '../tool.ts';
 import { HostFunctionTable } from './host-functions.ts';
 import { toRunnableModule } from './module-compiler.ts';
-import { PoolCall, type CallControls } from './pool-call.ts';
-import { WORKER_HELLO, type DescribeReply, type ModuleTask, type PrepareReply, type ApprovalReply, type WorkerTask } from './protocol.ts';
+import { CallQueue } from './call-queue.ts';
+import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
+import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
 import { randomRunId } from './run-ids.ts';
+import { StartCounter } from './start-counter.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
-import { WorkerChannel, type ChannelOwner } from './worker-channel.ts';
+import { SEND_AHEAD, WorkerChannel, type ChannelOwner } from './worker-channel.ts';
 
 export interface WorkerPoolOptions {
   maxMemoryMb: number;
@@ -31,8 +33,10 @@ export interface WorkerPoolOptions {
   codeRangeSizeMb?: number;
 }
 
-/** A call whose task no worker started (its worker died first, or was retired) is handed to piscina again, this often at most. */
+/** A call whose worker died before starting it is sent to a worker again, this often at most. */
 const MAX_ATTEMPTS = 3;
+/** A leased worker with no call gives its lease back after this long (or at once when piscina has tasks waiting for a worker). */
+export const LEASE_LINGER_MS = 1_000;
 /** How long close() waits for threads to end; a thread blocked in native code (a sync sleep, a stdin read) is abandoned after it. */
 const CLOSE_BOUND_MS = 2_000;
 /** piscina's ready message, which it posts on the parent port after ours. */
@@ -44,22 +48,30 @@ export function defaultWorkerCount(): number {
 
 /**
  * One piscina pool for one limits profile (workers of a pool share their
- * heap limit). piscina starts, replaces and reaps the workers and picks the
- * worker for each task; the host binds each worker's channel to its Worker
- * object and decides everything about a call from its own state (see
- * pool-call.ts and worker-channel.ts). Nothing in workerData is shared.
+ * heap limit). piscina starts, replaces and reaps the workers, and runs the
+ * tasks that read a module (describe, prepare, needsApproval). Calls go
+ * another way: the host leases workers from piscina (a `serve` task that
+ * lasts while the host has calls for that worker) and sends each call on the
+ * leased worker's own channel, so a call costs one message each way. The
+ * host picks the worker, so it always knows where a call is, whether it
+ * started, and which calls share a worker (see pool-call.ts and
+ * worker-channel.ts). Nothing in workerData is shared.
  */
 export class WorkerPool implements ChannelOwner, CallControls {
   readonly hostFunctions: HostFunctionTable;
   readonly loadTimeoutMs: number;
   readonly #piscina: Piscina;
   readonly #channels = new Map<Worker, WorkerChannel>();
-  /** Calls handed to piscina that no worker has started yet, by run id. */
-  readonly #queued = new Map<number, PoolCall>();
+  /** Calls waiting for a worker. */
+  readonly #waiting = new CallQueue();
+  /** Leases asked of piscina that no worker has taken yet, by lease id, with when they were asked for. */
+  readonly #pendingLeases = new Map<number, number>();
+  /** Workers holding a lease, by lease id. */
+  readonly #leased = new Map<number, WorkerChannel>();
   readonly #watch: WorkerWatch;
   #acks: PoolCall[] = [];
-  /** The tool modules this pool has run (one ref object per tool), for preloading new workers. */
-  readonly #modules = new Set<ModuleTask>();
+  /** The tool modules this pool has run (one per tool), for preloading new workers. */
+  readonly #modules = new Map<string, ModuleTask>();
   /** describe and prepare tasks in flight: they occupy a worker without a call the host can see. */
   untracked = 0;
   #closing = false;
@@ -103,7 +115,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
     if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
     if (!reply.ok) throw new Error(reply.error);
-    this.#modules.add(ref);
+    this.#remember(ref);
     return reply.info;
   }
 
@@ -130,14 +142,13 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return reply.answer;
   }
 
-  async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
-    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
-    if (this.#closing) return { ok: false, error: ToolErrors.poolClosed() };
-    this.#modules.add(ref);
-    const call = new PoolCall(this.#newRunId(), job, ref, this);
-    this.#queued.set(call.runId, call);
-    this.#dispatch(call);
-    this.#watch.wake();
+  execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
+    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart() });
+    if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed() });
+    this.#remember(ref);
+    const call = new PoolCall(randomRunId(), job, ref, this);
+    this.#waiting.push(call);
+    this.#dispatch();
     return call.done;
   }
 
@@ -145,9 +156,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
     this.#closing = true;
     process.off('worker', this.#onWorker);
     this.#watch.stop();
-    for (const call of this.#queued.values()) call.fail(ToolErrors.poolClosed());
-    for (const channel of this.#channels.values()) for (const call of channel.running.values()) call.fail(ToolErrors.poolClosed());
+    for (const call of this.#waiting) call.fail(ToolErrors.poolClosed());
+    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed());
     const threads = this.#piscina.threads;
+    for (const [leaseId, channel] of this.#leased) channel.post({ t: 'release', leaseId });
     let bound: NodeJS.Timeout | undefined;
     await Promise.race([
       this.#piscina.destroy().catch(() => undefined),
@@ -160,30 +172,134 @@ export class WorkerPool implements ChannelOwner, CallControls {
     this.#channels.clear();
   }
 
-  // ChannelOwner
+  // Dispatch: each waiting call to the leased worker with the fewest calls that may take it.
 
-  claim(runId: number): PoolCall | undefined {
-    const call = this.#queued.get(runId);
-    if (call) this.#queued.delete(runId);
-    return call;
+  #dispatch(): void {
+    if (this.#closing) return;
+    // Sending ahead only once the pool has all its workers: until then a new worker may take the call sooner.
+    const ahead = this.#leased.size >= this.options.maxWorkers ? SEND_AHEAD : 0;
+    while (!this.#waiting.isEmpty) {
+      const channel = this.#leastLoaded(ahead);
+      const call = channel && this.#nextFor(channel, ahead);
+      if (!call) break;
+      channel.send(call, this.hostFunctions.names);
+    }
+    if (!this.#waiting.isEmpty) this.#leaseMore();
+    this.#watch.wake();
   }
 
-  refused(runId: number): void {
-    const call = this.#queued.get(runId);
-    if (!call) return;
-    if (call.taskDone) this.requeue(call, 'its worker was retiring');
-    else call.refused = true;
+  /**
+   * The leased worker with the fewest calls that can take one of the waiting
+   * calls: an idle worker before one that would run it beside others, and
+   * both before one that would hold it until its running call ends.
+   */
+  #leastLoaded(ahead: number): WorkerChannel | undefined {
+    let best: WorkerChannel | undefined;
+    for (const channel of this.#leased.values()) {
+      if (channel.retired || (best && channel.calls.size >= best.calls.size)) continue;
+      const { toolKey, free } = channel.room(ahead);
+      if (free > 0 && (toolKey === undefined || this.#waiting.has(toolKey))) best = channel;
+    }
+    return best;
+  }
+
+  /** The call this worker may take now: any tool's oldest when it is idle, else only more of the tool it runs. */
+  #nextFor(channel: WorkerChannel, ahead: number): PoolCall | undefined {
+    const { toolKey, free } = channel.room(ahead);
+    if (free <= 0) return undefined;
+    return toolKey === undefined ? this.#waiting.takeOldest() : this.#waiting.takeOf(toolKey);
+  }
+
+  /** Asks piscina for as many more workers as the waiting calls would fill, up to the pool's size. */
+  #leaseMore(): void {
+    const room = this.options.maxWorkers - this.#leased.size - this.#pendingLeases.size;
+    const wanted = this.#waiting.workersWanted() - this.#pendingLeases.size;
+    for (let i = 0; i < Math.min(room, wanted); i++) this.#requestLease();
+  }
+
+  #requestLease(): void {
+    let leaseId = randomRunId();
+    while (this.#pendingLeases.has(leaseId) || this.#leased.has(leaseId)) leaseId = randomRunId();
+    this.#pendingLeases.set(leaseId, Date.now());
+    const ended = () => this.#leaseEnded(leaseId);
+    this.#piscina.run({ op: 'serve', leaseId } satisfies WorkerTask).then(ended, ended);
+  }
+
+  /** piscina's serve task returned (released, or its worker went away or was retiring): the lease is over. */
+  #leaseEnded(leaseId: number): void {
+    this.#pendingLeases.delete(leaseId);
+    const channel = this.#leased.get(leaseId);
+    if (channel) {
+      this.#leased.delete(leaseId);
+      if (channel.lease === leaseId) channel.lease = undefined;
+    }
+    this.#dispatch();
+  }
+
+  #release(channel: WorkerChannel): void {
+    const leaseId = channel.lease;
+    if (leaseId === undefined) return;
+    channel.lease = undefined;
+    this.#leased.delete(leaseId);
+    channel.post({ t: 'release', leaseId });
+  }
+
+  /** Gives back the leases of workers with no call (all of them when piscina has tasks waiting; else those idle past the linger). */
+  releaseIdle(now: number): void {
+    const urgent = this.#piscina.queueSize > 0;
+    for (const channel of [...this.#leased.values()]) {
+      if (channel.calls.size === 0 && (urgent || now - channel.idleSince >= LEASE_LINGER_MS)) this.#release(channel);
+    }
+  }
+
+  #remember(ref: ModuleTask): void {
+    const key = toolKeyOf(ref);
+    if (!this.#modules.has(key)) this.#modules.set(key, ref);
+  }
+
+  // ChannelOwner
+
+  leased(channel: WorkerChannel, leaseId: number): boolean {
+    if (!this.#pendingLeases.delete(leaseId) || channel.lease !== undefined) return false;
+    channel.lease = leaseId;
+    channel.idleSince = Date.now();
+    this.#leased.set(leaseId, channel);
+    if (this.#closing) this.#release(channel);
+    else this.#dispatch();
+    return true;
+  }
+
+  /** Sends a call no worker started to a worker again, or ends it when workers died on it too often. */
+  requeue(call: PoolCall, why: string, failed: boolean): void {
+    if (!failed) call.attempts--;
+    call.unsent();
+    if (call.outcome) return;
+    if (call.stopping) return call.endUnstarted();
+    if (this.#closing) return call.fail(ToolErrors.poolClosed());
+    if (call.attempts >= MAX_ATTEMPTS) return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
+    this.#waiting.pushFront(call);
+    this.#dispatch();
+  }
+
+  freed(channel: WorkerChannel): void {
+    if (!this.#waiting.isEmpty) return this.#dispatch();
+    if (channel.calls.size > 0) return;
+    // Idle while another worker holds calls it has not started: take one back for this one.
+    for (const other of this.#leased.values()) if (other !== channel && other.recallOne()) return;
+    // Tasks wait in piscina (a describe, a prepare) while this worker holds a lease it has no use for.
+    if (this.#piscina.queueSize > 0) this.#release(channel);
   }
 
   forget(channel: WorkerChannel): void {
     if (this.#channels.get(channel.worker) === channel) this.#channels.delete(channel.worker);
+    if (channel.lease !== undefined) this.#leased.delete(channel.lease);
+    channel.lease = undefined;
   }
 
   // CallControls
 
-  cancelQueued(call: PoolCall): void {
-    // The host does not know which worker (if any) has the task yet: every worker hears it and the one that gets it skips it.
-    for (const channel of this.#channels.values()) channel.post({ t: 'abort', runId: call.runId, reason: 'aborted' });
+  cancelQueued(): void {
+    // The call is marked ended; the queue skips it when it reaches it.
   }
 
   /**
@@ -212,53 +328,19 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return this.#channels.values();
   }
 
-  get queued(): Iterable<PoolCall> {
-    return this.#queued.values();
+  get hasWaiting(): boolean {
+    return !this.#waiting.isEmpty;
   }
 
-  /** Hands a call no worker started to piscina again, or ends it when it has had its attempts. */
-  requeue(call: PoolCall, why: string): void {
-    if (call.outcome) return void this.#queued.delete(call.runId);
-    if (this.#closing) return call.fail(ToolErrors.poolClosed());
-    if (call.attempts >= MAX_ATTEMPTS) {
-      this.#queued.delete(call.runId);
-      return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
-    }
-    call.taskDone = false;
-    this.#dispatch(call);
+  /** When the oldest lease still waiting for a worker was asked for (0 when none waits). */
+  get oldestPendingLease(): number {
+    let oldest = 0;
+    for (const since of this.#pendingLeases.values()) if (oldest === 0 || since < oldest) oldest = since;
+    return oldest;
   }
 
-  #dispatch(call: PoolCall): void {
-    call.attempts++;
-    this.#piscina.run(call.task(this.hostFunctions.names)).then(
-      () => this.#taskDone(call),
-      (error: unknown) => this.#taskFailed(call, error),
-    );
-  }
-
-  /** piscina says the worker finished the task; the call's messages travel on the channel and may not have been read yet. */
-  #taskDone(call: PoolCall): void {
-    call.taskDone = true;
-    if (call.outcome && !call.started) return void this.#queued.delete(call.runId);
-    if (call.resultAt !== 0) return;
-    if (call.refused) {
-      call.refused = false;
-      return this.requeue(call, 'its worker was retiring');
-    }
-    if (call.channel) {
-      call.channel.drain();
-      if (!call.outcome) call.channel.retire('its task ended without a result on its channel', true);
-      return;
-    }
-    for (const channel of this.#channels.values()) channel.drain();
-    // Still not started: its worker's hello may not have been read yet, or it broke the protocol. The watch decides.
-    if (!call.started) this.#watch.unexplained(call);
-  }
-
-  #taskFailed(call: PoolCall, error: unknown): void {
-    call.taskDone = true;
-    if (call.started) return; // its channel saw the worker exit and ended the call
-    this.requeue(call, errorMessage(error));
+  get leaseCount(): number {
+    return this.#leased.size;
   }
 
   /** Every Worker of this process is seen here; this pool's own are bound by their first message. */
@@ -268,7 +350,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const onMessage = (message: unknown) => {
       if (!bound && isHello(message)) {
         bound = true;
-        return this.#bind(worker, message[WORKER_HELLO] === true ? (message.port as MessagePort) : undefined);
+        return this.#bind(worker, message[WORKER_HELLO] === true ? (message.port as MessagePort) : undefined, StartCounter.from(message.starts));
       }
       if (isPiscinaReady(message)) return;
       // A second hello, or anything else a tool posts on the parent port: never trusted.
@@ -279,27 +361,24 @@ export class WorkerPool implements ChannelOwner, CallControls {
     worker.on('message', onMessage);
   }
 
-  #bind(worker: Worker, port: MessagePort | undefined): void {
-    if (!port) return void worker.terminate();
-    const channel = new WorkerChannel(worker, port, this);
+  #bind(worker: Worker, port: MessagePort | undefined, starts: StartCounter | undefined): void {
+    if (!port || !starts) return void worker.terminate();
+    const channel = new WorkerChannel(worker, port, starts, this);
     this.#channels.set(worker, channel);
     onWorkerViolation(worker, (reason) => channel.retire(reason, true));
     // A replacement worker (after a crash or a kill) imports the tools now,
     // not when a call arrives: importing a module can take a hundred milliseconds and more.
-    if (this.#modules.size > 0) channel.post({ t: 'preload', preload: [...this.#modules] });
-  }
-
-  #newRunId(): number {
-    let id = randomRunId();
-    while (this.#queued.has(id)) id = randomRunId();
-    return id;
+    if (this.#modules.size > 0) channel.post({ t: 'preload', preload: [...this.#modules.values()] });
   }
 
   /** Loading a module and `prepareArguments` run module code too, so they get a deadline; past it, piscina terminates the worker. */
   async #runBounded(task: WorkerTask, signal: AbortSignal, message: string | (() => string)): Promise<unknown> {
     this.untracked++;
     try {
-      return await this.#piscina.run(task, { signal });
+      const reply = this.#piscina.run(task, { signal });
+      // Every worker may be leased and idle: give one back rather than make this task wait for the linger.
+      if (this.#piscina.queueSize > 0) this.releaseIdle(Date.now());
+      return await reply;
     } catch (error) {
       if ((error as Error)?.name === 'AbortError') throw new Error(typeof message === 'string' ? message : message());
       throw error;
@@ -309,7 +388,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 }
 
-function isHello(message: unknown): message is { [WORKER_HELLO]: unknown; port: unknown } {
+function isHello(message: unknown): message is { [WORKER_HELLO]: unknown; port: unknown; starts?: unknown } {
   return typeof message === 'object' && message !== null && WORKER_HELLO in message && (message as { port?: unknown }).port instanceof MessagePort;
 }
 

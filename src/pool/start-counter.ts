@@ -1,0 +1,39 @@
+/**
+ * Which calls a worker has started, without a message per start: the worker
+ * writes the `seq` of each call it starts into one shared Int32 before the
+ * tool's code runs, and the host reads it only when it must know (the worker
+ * died, was retired or seems blocked: a call it never started goes to
+ * another worker instead of failing). Calls start in the order they were
+ * sent, so "seq ≤ counter" means started. Seqs wrap at 2^31, compared
+ * modulo, which holds while fewer than 2^31 calls are outstanding.
+ *
+ * The worker's tool code can write the counter too. That only lets it lie
+ * about calls sent to its own worker (one it never started would fail
+ * instead of running elsewhere, or one it started would run once more
+ * elsewhere), which it could already spoil by crashing: it reaches nothing
+ * of the host or of another worker.
+ */
+export class StartCounter {
+  readonly #counter: Int32Array;
+  #lastSent = 0;
+
+  private constructor(buffer: SharedArrayBuffer) {
+    this.#counter = new Int32Array(buffer, 0, 1);
+  }
+
+  /** The counter a worker offered in its hello, or undefined when it is not one. */
+  static from(value: unknown): StartCounter | undefined {
+    if (!(value instanceof SharedArrayBuffer) || value.byteLength < 4) return undefined;
+    return new StartCounter(value);
+  }
+
+  /** The seq of the next call sent. */
+  next(): number {
+    this.#lastSent = (this.#lastSent + 1) | 0 || 1;
+    return this.#lastSent;
+  }
+
+  hasStarted(seq: number): boolean {
+    return ((Atomics.load(this.#counter, 0) - seq) | 0) >= 0;
+  }
+}
