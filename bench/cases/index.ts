@@ -11,7 +11,8 @@ import { piAgentCore } from './10-pi-agent-core.ts';
 import { hardStop } from './11-hard-stop.ts';
 import { sandboxTier } from './12-sandbox.ts';
 import { hardening } from './13-hardening.ts';
+import { sharedWorkers } from './14-shared-workers.ts';
 import type { BenchCase } from '../lib/types.ts';
 
-/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier and the zero-trust hardening's cost. */
-export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening];
+/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost and issue 10's shared workers. */
+export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers];

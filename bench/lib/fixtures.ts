@@ -14,6 +14,7 @@ export const TOOLS = {
   updates: here('../tools/updates.ts'),
   hash: here('../../tools/hash.ts'),
   busyLoop: here('../tools/busy-loop.ts'),
+  ioWait: here('../tools/io-wait.ts'),
 } as const;
 
 export const RAW_WORKER = here('../raw/raw-worker.mjs');
