@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
 import { toRunnableModule } from '../pool/module-compiler.ts';
+import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
 import { checkPayload } from '../pool/payload.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
@@ -99,6 +100,8 @@ class ToolProcess {
   #process: Promise<ChildProcess> | undefined;
   #child: ChildProcess | undefined;
   readonly #pending = new Map<number, Pending>();
+  readonly #hostFunctions: HostFunctionTable;
+  readonly #hostCalls = new WeakMap<ChildProcess, HostCallGate>();
   #nextId = 1;
   #closing = false;
   /** The end of the current child's stderr: V8 prints why it aborted there. */
@@ -107,7 +110,9 @@ class ToolProcess {
   constructor(
     private readonly options: ProcessTierOptions,
     private readonly maxMemoryMb: number,
-  ) {}
+  ) {
+    this.#hostFunctions = new HostFunctionTable(options.hostFunctions);
+  }
 
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const id = this.#nextId++;
@@ -301,7 +306,7 @@ class ToolProcess {
       execArgv,
       defaultMemoryMb,
       loadTimeoutMs,
-      hostFunctionNames: Object.keys(hostFunctions),
+      hostFunctionNames: this.#hostFunctions.names,
       codeRangeSizeMb: CHILD_CODE_RANGE_MB,
       closeFds: inheritableFds(),
       precompiled: await precompiledForChild(),
@@ -314,7 +319,7 @@ class ToolProcess {
     const message = checkChildMessage(raw);
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
-    if (message.type === 'host-call') return void this.#answerHostCall(message, child);
+    if (message.type === 'host-call') return this.#answerHostCall(message, child);
     const pending = this.#pending.get(message.id);
     if (!pending || !pending.accepts.has(message.type)) {
       return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
@@ -331,22 +336,25 @@ class ToolProcess {
     this.#settle(message.id, { type: 'failed', id: message.id, error: problem });
   }
 
-  async #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: ChildProcess): Promise<void> {
-    const { hostFunctions } = this.options;
-    // Own properties only: "constructor" or "__proto__" must not reach Object's.
-    const fn = Object.hasOwn(hostFunctions, message.name) ? (hostFunctions[message.name] as (...args: unknown[]) => unknown) : undefined;
-    let reply: HostToChild;
-    try {
-      if (typeof fn !== 'function') throw new Error(`no host function "${message.name.slice(0, 100)}"`);
-      reply = { type: 'host-reply', id: message.id, ok: true, value: await fn(...message.args) };
-    } catch (error) {
-      reply = { type: 'host-reply', id: message.id, ok: false, error: errorMessage(error) };
+  /**
+   * Host calls from the child go through the same table and gate as a
+   * worker's: only listed functions, arguments no larger than the largest
+   * maxResultBytes of the calls running there, at most 64 at once.
+   */
+  #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: ChildProcess): void {
+    let gate = this.#hostCalls.get(child);
+    if (!gate) {
+      const send = (reply: HostCallReply) => void (child.connected && child.send({ type: 'host-reply', ...reply }));
+      this.#hostCalls.set(child, (gate = new HostCallGate(this.#hostFunctions, send)));
     }
-    try {
-      if (child.connected) child.send(reply);
-    } catch (error) {
-      child.connected && child.send({ type: 'host-reply', id: message.id, ok: false, error: `the host's answer could not be sent: ${errorMessage(error)}` });
-    }
+    gate.submit(message, this.#largestRunningResultBytes(), () => child === this.#child && this.#pending.size > 0);
+  }
+
+  /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
+  #largestRunningResultBytes(): number {
+    let largest = 0;
+    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) largest = Math.max(largest, pending.maxUpdateBytes ?? 0);
+    return largest;
   }
 
   /** Every request still in the dead child gets an error result; the next request starts a new child. */

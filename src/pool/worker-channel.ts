@@ -1,7 +1,7 @@
 import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { ToolErrors } from '../errors.ts';
 import { parseWorkerMessage } from './channel-messages.ts';
-import type { HostFunctionTable } from './host-functions.ts';
+import { HostCallGate, type HostFunctionTable } from './host-functions.ts';
 import { isOutOfMemory, type PoolCall } from './pool-call.ts';
 import type { StartCounter } from './start-counter.ts';
 import type { HostCallMessage, HostMessage, ResultMessage } from './protocol.ts';
@@ -17,23 +17,6 @@ const PORT_CLOSE_GRACE_MS = 500;
 
 /** How long a terminated thread may take to end before it is abandoned. */
 const ABANDON_AFTER_MS = 1_000;
-
-/**
- * Host functions one worker may have running on the host at once; more
- * wait in a queue of at most MAX_HOST_CALLS_QUEUED, past which they are
- * refused (the tool sees an error). A tool cannot make the host run its
- * functions without bound.
- */
-const MAX_HOST_CALLS_IN_FLIGHT = 64;
-const MAX_HOST_CALLS_QUEUED = 4_096;
-
-function postHostRefusal(port: MessagePort, id: number, error: string): void {
-  try {
-    port.postMessage({ t: 'host-reply', id, ok: false, error });
-  } catch {
-    // the port is closed: the worker is gone
-  }
-}
 
 /** What a channel needs from its pool. */
 export interface ChannelOwner {
@@ -81,8 +64,7 @@ export class WorkerChannel {
   /** The call whose stop killed this worker: the calls that shared it are told so. */
   #killedFor: PoolCall | undefined;
   #readingQueued = false;
-  #hostCallsInFlight = 0;
-  readonly #hostCallsQueued: Array<[PoolCall, HostCallMessage]> = [];
+  readonly #hostCalls: HostCallGate;
 
   constructor(
     readonly worker: Worker,
@@ -90,6 +72,7 @@ export class WorkerChannel {
     readonly starts: StartCounter,
     private readonly owner: ChannelOwner,
   ) {
+    this.#hostCalls = new HostCallGate(owner.hostFunctions, (reply) => port.postMessage({ t: 'host-reply', ...reply }));
     port.on('message', (message: unknown) => this.#receive(message));
     port.on('close', () => this.#closed());
     port.unref();
@@ -275,28 +258,9 @@ export class WorkerChannel {
     this.owner.requeue(call, 'its worker was retiring', false);
   }
 
-  #answerHostCall(call: PoolCall, message: HostCallMessage): void {
-    if (this.#hostCallsInFlight < MAX_HOST_CALLS_IN_FLIGHT) return this.#runHostCall(call, message);
-    if (this.#hostCallsQueued.length >= MAX_HOST_CALLS_QUEUED) {
-      return postHostRefusal(this.port, message.id, ToolErrors.hostCallsFlooded(MAX_HOST_CALLS_QUEUED));
-    }
-    this.#hostCallsQueued.push([call, message]);
-  }
-
-  #runHostCall(call: PoolCall, message: HostCallMessage): void {
-    this.#hostCallsInFlight++;
-    void this.owner.hostFunctions.answer(message, this.port, call.limits.maxResultBytes).then(() => {
-      this.#hostCallsInFlight--;
-      this.#runNextQueued();
-    });
-  }
-
   /** A queued host call whose tool call ended meanwhile is dropped: nothing waits for its answer. */
-  #runNextQueued(): void {
-    while (this.#hostCallsQueued.length > 0) {
-      const [call, message] = this.#hostCallsQueued.shift()!;
-      if (this.calls.get(call.runId) === call) return this.#runHostCall(call, message);
-    }
+  #answerHostCall(call: PoolCall, message: HostCallMessage): void {
+    this.#hostCalls.submit(message, call.limits.maxResultBytes, () => this.calls.get(call.runId) === call);
   }
 
   /**

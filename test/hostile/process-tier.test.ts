@@ -99,6 +99,40 @@ describe('process tier: a hostile child main thread', () => {
     }
   });
 
+  test('host-call arguments larger than the running calls\' maxResultBytes are refused before the host function runs', async () => {
+    let ran = 0;
+    const { tier } = tierWithFakeChild('host-huge-argument', { hostFunctions: { echo: async (value: unknown) => (ran++, value) } });
+    try {
+      const outcome = await run(tier, await probeRef());
+      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: expect.stringMatching(/^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/) }] } });
+      expect(ran).toBe(0);
+    } finally {
+      await tier.close();
+    }
+  });
+
+  test('a flood of slow host calls from the child runs at most 64 at once and refuses what does not fit the queue', async () => {
+    let running = 0;
+    let peak = 0;
+    const echo = async (value: unknown) => {
+      peak = Math.max(peak, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running--;
+      return value;
+    };
+    const { tier } = tierWithFakeChild('host-flood', { hostFunctions: { echo } });
+    try {
+      const outcome = await tier.execute({ callId: 'c', args: {}, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} }, await probeRef());
+      const [answered, refused] = (outcome.ok ? textOf(outcome.result) : outcome.error).match(/\d+/g)!.map(Number);
+      expect(answered! + refused!).toBe(6_000);
+      expect(answered).toBeGreaterThanOrEqual(64 + 4_096);
+      expect(refused).toBeGreaterThan(0);
+      expect(peak).toBeLessThanOrEqual(64);
+    } finally {
+      await tier.close();
+    }
+  });
+
   test('an error text of 5 MB arrives cut to a few KB', async () => {
     const { tier } = tierWithFakeChild('huge-error');
     try {
@@ -130,7 +164,7 @@ describe('process tier: a hostile child main thread', () => {
     const { tier } = tierWithFakeChild('host-proto');
     try {
       const outcome = await run(tier, await probeRef());
-      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'refused: no host function "constructor"' }] } });
+      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'refused: Host call constructor() refused: it is not a function the host granted.' }] } });
       expect(await run(tier, await probeRef())).toMatchObject({ ok: true });
     } finally {
       await tier.close();
