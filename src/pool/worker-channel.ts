@@ -269,6 +269,9 @@ export class WorkerChannel {
   #refused(runId: number): void {
     const call = this.calls.get(runId);
     if (!call) return this.retire('it refused a call it was not sent', true);
+    // The worker refuses only calls it has not started. One the host never asked back (recall, abort) that the counter says started
+    // would run again elsewhere while it still runs here.
+    if (!call.recalled && !call.outcome && !call.stopping && this.hasStarted(call)) return this.retire('it refused a call it had started', true);
     this.calls.delete(runId);
     this.#ended(call);
     call.recalled = false;
