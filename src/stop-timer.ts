@@ -70,6 +70,8 @@ export class StopTimer implements Due {
     if (started === 0 || started + this.call.limits.timeoutMs > Date.now()) return this.recheck();
     // Counted as started, but its worker has not confirmed it: looked at again shortly.
     if (this.call.confirmedStarted?.() === false) return deadlines.at(this, Date.now() + NOT_STARTED_RECHECK_MS);
+    // Confirming the start may have moved it (the worker started the call late): the deadline is computed again.
+    if (this.call.startedAt() + this.call.limits.timeoutMs > Date.now()) return this.recheck();
     this.stop('timeout');
   }
 

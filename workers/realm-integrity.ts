@@ -18,6 +18,17 @@ const watched: Array<[object, PropertyKey]> = [
   [Object, 'defineProperty'],
   [Object, 'keys'],
   [Array.prototype, 'push'],
+  // What the runtime uses to take each call off its queue and find it again: patched, they would hand a later call's task
+  // (its arguments, its run id) to the tool that patched them.
+  [Array.prototype, 'shift'],
+  [Array.prototype, 'splice'],
+  [Array.prototype, 'findIndex'],
+  [Map.prototype, 'get'],
+  [Map.prototype, 'set'],
+  [Map.prototype, 'delete'],
+  [Set.prototype, 'has'],
+  [Set.prototype, 'add'],
+  [Atomics, 'store'],
   [JSON, 'stringify'],
   [JSON, 'parse'],
   [process, 'emit'],

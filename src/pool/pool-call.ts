@@ -54,6 +54,8 @@ export class PoolCall implements Stoppable {
   #resolve!: (outcome: RunOutcome) => void;
   #startedAt = 0;
   #loading = false;
+  /** Found not started by its worker at its deadline: its clock restarts when the worker is seen to start it. */
+  #unconfirmed = false;
   readonly #stopTimer: StopTimer;
 
   constructor(
@@ -107,6 +109,7 @@ export class PoolCall implements Stoppable {
     this.seq = 0;
     this.#startedAt = 0;
     this.#loading = false;
+    this.#unconfirmed = false;
   }
 
   // Stoppable: the shared two-step stop.
@@ -123,7 +126,15 @@ export class PoolCall implements Stoppable {
    * worker and the call goes to another.
    */
   confirmedStarted(): boolean {
-    return this.channel?.hasStarted(this) ?? false;
+    const started = this.channel?.hasStarted(this) ?? false;
+    if (!started) this.#unconfirmed = true;
+    else if (this.#unconfirmed) {
+      // Its worker started it only after its deadline (still busy with an earlier call's aftermath): that wait was not this
+      // call's time, so its timeout counts from now, when the host first sees it started (at most one recheck late).
+      this.#unconfirmed = false;
+      this.#startedAt = Date.now();
+    }
+    return started;
   }
 
   /** When it began as the host counts it (0 before), for the watch. */

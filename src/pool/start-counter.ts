@@ -33,6 +33,11 @@ export class StartCounter {
     return this.#lastSent;
   }
 
+  /** Whether the worker has started any call at all (seqs are never 0). */
+  get anyStarted(): boolean {
+    return Atomics.load(this.#counter, 0) !== 0;
+  }
+
   hasStarted(seq: number): boolean {
     return ((Atomics.load(this.#counter, 0) - seq) | 0) >= 0;
   }

@@ -252,6 +252,9 @@ export class WorkerChannel {
   #refused(runId: number): void {
     const call = this.calls.get(runId);
     if (!call) return this.retire('it refused a call it was not sent', true);
+    // The worker refuses only calls it has not started. One the host never asked back (recall, abort) that the counter says started
+    // would run again elsewhere while it still runs here.
+    if (!call.recalled && !call.outcome && !call.stopping && this.hasStarted(call)) return this.retire('it refused a call it had started', true);
     this.calls.delete(runId);
     this.#ended(call);
     call.recalled = false;
@@ -283,8 +286,11 @@ export class WorkerChannel {
     this.calls.clear();
     const started = calls.filter((call) => this.hasStarted(call));
     const killedFor = this.#killedFor;
+    // A worker that had started calls died of one of them (or of what one left behind), not of the calls it had not started: those
+    // do not count an attempt. Only a worker that dies before starting any call (at startup, importing a tool) counts against them.
+    const startupDeath = !this.starts.anyStarted;
     for (const call of calls) {
-      if (!started.includes(call)) this.owner.requeue(call, this.retired, true);
+      if (!started.includes(call)) this.owner.requeue(call, this.retired, startupDeath);
       else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error)) call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
       else call.workerDied(this.#error, code, started.length - 1);
     }

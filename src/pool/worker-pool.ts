@@ -177,7 +177,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
   #dispatch(): void {
     if (this.#closing) return;
     // Sending ahead only once the pool has all its workers: until then a new worker may take the call sooner.
-    const ahead = this.#leased.size >= this.options.maxWorkers ? SEND_AHEAD : 0;
+    // Nor while a describe or prepare waits in piscina: the workers must drain so that one gives its lease back for it.
+    const ahead = this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting ? SEND_AHEAD : 0;
     while (!this.#waiting.isEmpty) {
       const channel = this.#leastLoaded(ahead);
       const call = channel && this.#nextFor(channel, ahead);
@@ -252,6 +253,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     }
   }
 
+  /** Tasks other than this pool's own leases wait in piscina for a worker (a describe, a prepare, a needsApproval). */
+  get #tasksWaiting(): boolean {
+    return this.#piscina.queueSize > this.#pendingLeases.size;
+  }
+
   #remember(ref: ModuleTask): void {
     const key = toolKeyOf(ref);
     if (!this.#modules.has(key)) this.#modules.set(key, ref);
@@ -282,6 +288,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   freed(channel: WorkerChannel): void {
+    // A describe or prepare waits in piscina: it gets this worker before more calls do, or calls streaming in would starve it.
+    if (channel.calls.size === 0 && this.#tasksWaiting) {
+      this.#release(channel);
+      return this.#dispatch();
+    }
     if (!this.#waiting.isEmpty) return this.#dispatch();
     if (channel.calls.size > 0) return;
     // Idle while another worker holds calls it has not started: take one back for this one.
