@@ -1,10 +1,10 @@
 import { ToolErrors, boundText, errorMessage, stopMessage } from '../errors.ts';
 import type { ResolvedLimits } from '../limits.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
+import type { RunJob, RunOutcome, RunUsage } from '../runner.ts';
 import { StopTimer, type StopReason, type Stoppable } from '../stop-timer.ts';
 import type { ToolResult } from '../tool.ts';
 import { checkPayload } from './payload.ts';
-import type { ExecuteTask, ModuleTask, ResultMessage } from './protocol.ts';
+import type { ExecuteTask, ModuleTask, ResultMessage, WorkerUsage } from './protocol.ts';
 import type { WorkerChannel } from './worker-channel.ts';
 
 /**
@@ -50,6 +50,9 @@ export class PoolCall implements Stoppable {
   #resolve!: (outcome: RunOutcome) => void;
   #startedAt = 0;
   #loading = false;
+  /** For the call's usage, on the monotonic clock: handed to this pool; its start message arrived (not reset by loaded()). */
+  readonly #handedAt = performance.now();
+  #runningSince = 0;
   readonly #stopTimer: StopTimer;
 
   constructor(
@@ -101,6 +104,7 @@ export class PoolCall implements Stoppable {
   start(channel: WorkerChannel, loading: boolean): void {
     this.channel = channel;
     this.#startedAt = Date.now();
+    this.#runningSince = performance.now();
     this.#loading = loading;
     // Cancelled while its task was on its way: the worker took it before it heard. Stop it like a running call.
     if (this.outcome) {
@@ -148,8 +152,8 @@ export class PoolCall implements Stoppable {
       if (problem) return `a result the runtime would not send (${problem})`;
     }
     const stop = this.#stopOutcome();
-    if (stop) return void this.#settle(stop);
-    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!) });
+    if (stop) return void this.#settle(stop, message.usage);
+    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!) }, message.usage);
     return undefined;
   }
 
@@ -171,12 +175,26 @@ export class PoolCall implements Stoppable {
     return stop ? { ok: false, error: stopMessage(stop.reason, stop.how, this.limits.timeoutMs) } : undefined;
   }
 
-  #settle(outcome: RunOutcome): void {
+  /** `outcome` is always a fresh object: a call that started gets its usage on it. */
+  #settle(outcome: RunOutcome, worker?: WorkerUsage): void {
     if (this.outcome) return;
+    if (this.#runningSince !== 0) outcome.usage = callUsage(this.#handedAt, this.#runningSince, worker);
     this.outcome = outcome;
     this.#stopTimer.dispose();
     this.#resolve(outcome);
   }
+}
+
+/**
+ * Queued until its start message arrived, running from then to now (the
+ * result, or the host ending the call); the worker's CPU and heap figures
+ * when its result carried them (checked in channel-messages.ts).
+ */
+function callUsage(handedAt: number, runningSince: number, worker: WorkerUsage | undefined): RunUsage {
+  const usage: RunUsage = { queuedMs: runningSince - handedAt, runningMs: performance.now() - runningSince };
+  if (worker?.cpuMs !== undefined) usage.cpuMs = worker.cpuMs;
+  if (worker?.heapUsedBytes !== undefined) usage.heapUsedBytes = worker.heapUsedBytes;
+  return usage;
 }
 
 function isOutOfMemory(error: unknown): boolean {

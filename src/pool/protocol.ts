@@ -95,6 +95,18 @@ export interface ResultMessage {
   error?: string;
   /** Why this worker must not run another call (leftovers, patched builtins); absent when it is clean. */
   retire?: string;
+  /** What the worker measured of the call (the host times it itself); absent when the call failed before it ran. */
+  usage?: WorkerUsage;
+}
+
+/**
+ * The worker's own figures for one call: its thread's CPU time during
+ * `execute` (Node 22+ only: `process.threadCpuUsage`) and its heap right
+ * after. Checked on the host like every field a worker sends.
+ */
+export interface WorkerUsage {
+  cpuMs?: number;
+  heapUsedBytes?: number;
 }
 
 /** The worker asks to be retired (a call left handles open); runId is 0. */
