@@ -251,6 +251,8 @@ export class BatchRun {
       limits: tool.limits,
       signal: this.options.signal,
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
+      // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
+      measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
     });
   }
 

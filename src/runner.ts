@@ -8,6 +8,12 @@ export interface RunJob {
   limits: ResolvedLimits;
   signal?: AbortSignal;
   onUpdate: (partial: ToolResult) => void | Promise<void>;
+  /**
+   * false when nobody reads this call's usage (no tool_end listener): a
+   * worker then skips its CPU and heap reads, which cost a few µs of a
+   * trivial call. queuedMs and runningMs are timed on the host either way.
+   */
+  measureUsage?: boolean;
 }
 
 /**

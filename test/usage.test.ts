@@ -6,6 +6,10 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { defineTool, type ToolEndEvent, type ToolEvent } from '../src/index.ts';
+import { DEFAULT_LIMITS } from '../src/limits.ts';
+import { toRunnableModule } from '../src/pool/module-compiler.ts';
+import { PoolSet } from '../src/pool/pool-set.ts';
+import type { RunJob } from '../src/runner.ts';
 import { call, fixture, recordEvents, textOf, useExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();
@@ -136,5 +140,21 @@ describe('usage on tool_end', () => {
     }
     // The child's only worker ran them one after the other.
     expect(endOf(events, 'p2').queuedMs).toBeGreaterThanOrEqual(150);
+  });
+
+  test('a batch nobody listens to skips the worker reads: the host still times the call', async () => {
+    const pools = new PoolSet({ ...PoolSet.defaults(), maxWorkers: 1, env: {}, execArgv: [], hostFunctions: {}, defaultMemoryMb: DEFAULT_LIMITS.maxMemoryMb });
+    try {
+      const ref = { module: await toRunnableModule(fixture('probe.ts')), source: fixture('probe.ts') };
+      const job = (measureUsage: boolean): RunJob => ({ callId: 'c', args: { action: 'sleep', ms: 20 }, limits: DEFAULT_LIMITS, onUpdate: () => {}, measureUsage });
+      const measured = await pools.execute(job(true), ref);
+      expect(measured.usage?.heapUsedBytes).toBeGreaterThan(0);
+      const unmeasured = await pools.execute(job(false), ref);
+      expect(unmeasured.ok).toBe(true);
+      expect(unmeasured.usage).toEqual({ queuedMs: expect.any(Number), runningMs: expect.any(Number) });
+      expect(unmeasured.usage!.runningMs).toBeGreaterThanOrEqual(15);
+    } finally {
+      await pools.close();
+    }
   });
 });

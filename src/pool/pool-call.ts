@@ -72,7 +72,8 @@ export class PoolCall implements Stoppable {
 
   task(hostFunctions: string[]): ExecuteTask {
     const { callId, args, limits } = this.job;
-    return { op: 'execute', ...this.ref, callId, args, runId: this.runId, maxResultBytes: limits.maxResultBytes, hostFunctions };
+    const measureUsage = this.job.measureUsage !== false;
+    return { op: 'execute', ...this.ref, callId, args, runId: this.runId, maxResultBytes: limits.maxResultBytes, hostFunctions, measureUsage };
   }
 
   // Stoppable: the shared two-step stop.

@@ -57,6 +57,8 @@ export interface ExecuteTask extends ModuleTask {
   args: unknown;
   maxResultBytes: number;
   hostFunctions: string[];
+  /** false: report no CPU or heap figure in the result (nobody reads them; see RunJob.measureUsage). */
+  measureUsage: boolean;
 }
 
 export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: string };
