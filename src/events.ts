@@ -40,11 +40,13 @@ export interface ToolEndEvent {
   runningMs: number;
   /**
    * CPU time (user + system) in milliseconds of the worker thread while it
-   * ran the tool's `execute`, from `process.threadCpuUsage()`, which exists
-   * on Node 22+: undefined on Node 20, for inline tools (the main thread's
-   * CPU is not the tool's) and for calls that never ran or never returned.
-   * It is the thread's CPU, not the call's: with several calls sharing one
-   * worker at once it includes what the others used meanwhile.
+   * ran the tool's `execute` (a first import of the module is not in it),
+   * from `process.threadCpuUsage()`, which exists on Node 22+: undefined on
+   * Node 20, for inline tools (the main thread's CPU is not the tool's) and
+   * for calls that never ran or never returned. As fine as the operating
+   * system counts it (on Linux often in steps of a few ms, so a short call
+   * may show 0). It is the thread's CPU, not the call's: with several calls
+   * sharing one worker at once it includes what the others used meanwhile.
    */
   cpuMs?: number;
   /**
@@ -52,6 +54,10 @@ export interface ToolEndEvent {
    * (`v8.getHeapStatistics().used_heap_size`): the worker's heap, shared by
    * every call it ran or runs, not what this call allocated. Undefined for
    * inline tools and for calls that never ran or never returned.
+   *
+   * Both are read in the worker only when someone can see this event (a
+   * listener, or the batch's `onEvent`, when the call was handed to its
+   * worker): they cost a few µs of a trivial call.
    */
   heapUsedBytes?: number;
 }
