@@ -60,9 +60,9 @@ describe('usage on tool_end', () => {
 
   // process.threadCpuUsage is Node 22+.
   test.runIf(hasThreadCpu)('a worker tool burning CPU reports its thread CPU time (Node 22+)', async () => {
-    const executor = await createExecutor({ tools: [fixture('probe.ts')] });
+    const executor = await createExecutor({ tools: [fixture('probe.ts'), fixture('cpu-burner.ts')] });
     const events = recordEvents(executor);
-    await executor.executeBatch([call('idle', 'probe', { action: 'sleep', ms: 50 }), call('busy', 'probe', { action: 'ignore-signal', ms: 200 })]);
+    await executor.executeBatch([call('idle', 'probe', { action: 'sleep', ms: 50 }), call('busy', 'cpu_burner', { ms: 200 })]);
     const busy = endOf(events, 'busy');
     expect(busy.cpuMs).toBeGreaterThanOrEqual(100);
     expect(busy.cpuMs).toBeLessThanOrEqual(busy.runningMs + 50);
@@ -87,7 +87,7 @@ describe('usage on tool_end', () => {
     await executor.executeBatch([call('first', 'probe', { action: 'sleep', ms: 200 }), call('second', 'probe', { action: 'sleep', ms: 200 })]);
     const first = endOf(events, 'first');
     const second = endOf(events, 'second');
-    expect(first.queuedMs).toBeLessThan(150);
+    expect(first.queuedMs).toBeLessThan(second.queuedMs);
     expect(second.queuedMs).toBeGreaterThanOrEqual(150);
     expect(second.runningMs).toBeGreaterThanOrEqual(180);
   });
