@@ -1,9 +1,10 @@
 import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
 import { isPlainObject, parseArguments, type Parsed } from './arguments.ts';
 import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
-import type { Listener, OrderedEmitter, ToolEvent } from './events.ts';
+import type { Listener, OrderedEmitter, ToolEndEvent, ToolEvent } from './events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
 import type { RegisteredTool } from './registry.ts';
+import type { RunUsage } from './runner.ts';
 import { textResult } from './tool-result.ts';
 import type { ExecutionMode, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
 
@@ -56,6 +57,8 @@ interface CallState {
   result?: ToolResult;
   isError: boolean;
   durationMs: number;
+  /** What the runner measured; absent when the call never ran. */
+  usage?: RunUsage;
 }
 
 /**
@@ -236,6 +239,7 @@ export class BatchRun {
     } catch (error) {
       outcome = { ok: false as const, error: ToolErrors.workerCrashed(errorMessage(error)) };
     }
+    state.usage = outcome.usage;
     if (outcome.ok) this.#settle(state, outcome.result, false);
     else this.#settle(state, textResult(outcome.error), true);
   }
@@ -247,6 +251,8 @@ export class BatchRun {
       limits: tool.limits,
       signal: this.options.signal,
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
+      // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
+      measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
     });
   }
 
@@ -258,9 +264,7 @@ export class BatchRun {
 
   async #finalize(state: CallState): Promise<{ state: CallState; message: ToolResultMessage }> {
     if (state.executed && this.env.afterToolCall) await this.#askAfterHook(state, this.env.afterToolCall);
-    const { call, isError } = state;
-    const result = state.result!;
-    await this.#emit({ type: 'tool_end', toolCallId: call.id, toolName: call.name, result, isError, durationMs: state.durationMs });
+    await this.#emit(endEvent(state));
     return { state, message: resultMessage(state) };
   }
 
@@ -308,6 +312,23 @@ function duplicateCalls(calls: ToolCall[]): ReadonlySet<ToolCall> {
     else seen.add(call.id);
   }
   return duplicates;
+}
+
+/** The call's tool_end: the usage figures are 0 (times) or absent (cpu, heap) for a call that never ran. */
+function endEvent({ call, result, isError, durationMs, usage }: CallState): ToolEndEvent {
+  const event: ToolEndEvent = {
+    type: 'tool_end',
+    toolCallId: call.id,
+    toolName: call.name,
+    result: result!,
+    isError,
+    durationMs,
+    queuedMs: usage?.queuedMs ?? 0,
+    runningMs: usage?.runningMs ?? 0,
+  };
+  if (usage?.cpuMs !== undefined) event.cpuMs = usage.cpuMs;
+  if (usage?.heapUsedBytes !== undefined) event.heapUsedBytes = usage.heapUsedBytes;
+  return event;
 }
 
 function resultMessage({ call, result, isError }: CallState): ToolResultMessage {

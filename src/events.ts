@@ -23,6 +23,43 @@ export interface ToolEndEvent {
   isError: boolean;
   /** From the start of preparation to the moment the tool settled. */
   durationMs: number;
+  /**
+   * Milliseconds from the moment the executor handed the call to its runner
+   * until the tool started running: waiting for a free worker (and, in the
+   * process and sandbox tiers, for the child process to start). A worker's
+   * first import of the tool module is not queue time: it counts as running.
+   * 0 for inline tools and for calls that never reached a runner (invalid
+   * arguments, unknown tool, refused or blocked calls).
+   */
+  queuedMs: number;
+  /**
+   * Milliseconds from the tool starting (in a worker: the worker taking the
+   * call, including a first import of the module) to its result. 0 for
+   * calls that never ran, such as a call aborted or timed out while queued.
+   */
+  runningMs: number;
+  /**
+   * CPU time (user + system) in milliseconds of the worker thread while it
+   * ran the tool's `execute` (a first import of the module is not in it),
+   * from `process.threadCpuUsage()`, which exists on Node 22+: undefined on
+   * Node 20, for inline tools (the main thread's CPU is not the tool's) and
+   * for calls that never ran or never returned. As fine as the operating
+   * system counts it (on Linux often in steps of a few ms, so a short call
+   * may show 0). It is the thread's CPU, not the call's: with several calls
+   * sharing one worker at once it includes what the others used meanwhile.
+   */
+  cpuMs?: number;
+  /**
+   * The V8 heap used, in bytes, by the worker thread right after the call
+   * (`v8.getHeapStatistics().used_heap_size`): the worker's heap, shared by
+   * every call it ran or runs, not what this call allocated. Undefined for
+   * inline tools and for calls that never ran or never returned.
+   *
+   * Both are read in the worker only when someone can see this event (a
+   * listener, or the batch's `onEvent`, when the call was handed to its
+   * worker): they cost a few µs of a trivial call.
+   */
+  heapUsedBytes?: number;
 }
 
 export type ToolEvent = ToolStartEvent | ToolUpdateEvent | ToolEndEvent;

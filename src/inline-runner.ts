@@ -35,6 +35,8 @@ class InlineCall implements Stoppable, ContextOwner {
   readonly limits: ResolvedLimits;
   readonly context: ToolContext;
   readonly #startedAt = Date.now();
+  /** The same moment on the monotonic clock, for `runningMs`. */
+  readonly #runningSince = performance.now();
   #controller: AbortController | undefined;
   #stopReason: StopReason | undefined;
   #settled = false;
@@ -60,19 +62,26 @@ class InlineCall implements Stoppable, ContextOwner {
 
   async run(tool: Tool): Promise<RunOutcome> {
     const stopTimer = new StopTimer(this, this.job.signal);
+    let outcome: RunOutcome;
     try {
       const pending = tool.execute(this.job.args as never, this.context);
       const value = pending instanceof Promise ? await Promise.race([pending, this.#abandoned()]) : pending;
       this.#settled = true;
-      if (stopTimer.stopped) return stopOutcome(stopTimer, this.limits);
-      const problem = problemWithResult(value);
-      return problem ? { ok: false, error: ToolErrors.invalidResult(problem) } : { ok: true, result: value as ToolResult };
+      if (stopTimer.stopped) {
+        outcome = stopOutcome(stopTimer, this.limits);
+      } else {
+        const problem = problemWithResult(value);
+        outcome = problem ? { ok: false, error: ToolErrors.invalidResult(problem) } : { ok: true, result: value as ToolResult };
+      }
     } catch (error) {
       this.#settled = true;
-      return stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error) };
+      outcome = stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error) };
     } finally {
       stopTimer.dispose();
     }
+    // Never queued; no CPU or heap figure: the main thread's are not the tool's.
+    outcome.usage = { queuedMs: 0, runningMs: performance.now() - this.#runningSince };
+    return outcome;
   }
 
   startedAt(): number {

@@ -8,10 +8,35 @@ export interface RunJob {
   limits: ResolvedLimits;
   signal?: AbortSignal;
   onUpdate: (partial: ToolResult) => void | Promise<void>;
+  /**
+   * false when nobody reads this call's usage (no tool_end listener): a
+   * worker then skips its CPU and heap reads, which cost a few µs of a
+   * trivial call. queuedMs and runningMs are timed on the host either way.
+   */
+  measureUsage?: boolean;
+}
+
+/**
+ * What one call cost, as the runner measured it; copied into `tool_end`
+ * (see ToolEndEvent for what each figure means). Absent on an outcome made
+ * without running the tool (aborted or timed out while queued, pool closed).
+ */
+export interface RunUsage {
+  queuedMs: number;
+  runningMs: number;
+  cpuMs?: number;
+  heapUsedBytes?: number;
 }
 
 /** Runners never throw for what a tool does: every failure is an error text. */
-export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: string };
+export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string }) & { usage?: RunUsage };
+
+/** The outcome with `waitedMs` more queue time (a wait before the runner got the call); unchanged when the call never ran. */
+export function withQueuedBefore(outcome: RunOutcome, waitedMs: number): RunOutcome {
+  const { usage } = outcome;
+  if (!usage || !(waitedMs > 0)) return outcome;
+  return { ...outcome, usage: { ...usage, queuedMs: usage.queuedMs + waitedMs } };
+}
 
 /** How the executor reaches a tool's code, wherever it runs. */
 export interface ToolRunner {

@@ -39,7 +39,7 @@ describe('CLI progress lines', () => {
     const { send, output } = plainTimeline();
     send({ type: 'tool_start', toolCallId: 'c1', toolName: 'calc', args: {} });
     const text = ['Validation failed for tool "calc":', ...Array.from({ length: 12 }, (_, i) => `  - f${i}: is required but missing`), 'Received arguments: {}'].join('\n');
-    send({ type: 'tool_end', toolCallId: 'c1', toolName: 'calc', result: { content: [{ type: 'text', text }] }, isError: true, durationMs: 1 });
+    send({ type: 'tool_end', toolCallId: 'c1', toolName: 'calc', result: { content: [{ type: 'text', text }] }, isError: true, durationMs: 1, queuedMs: 0, runningMs: 1 });
     const lines = output().trimEnd().split('\n').slice(1); // after the tool_start line
     expect(lines[0]).toMatch(/^✗ calc#1 .*Validation failed for tool "calc":$/);
     expect(lines[1]).toMatch(/^ +- f0: is required but missing$/);

@@ -13,7 +13,7 @@ export function refuseCalls(calls: readonly ToolCallContent[], text: (call: Tool
   const results = calls.map((call) => notRunResult(call, text(call)));
   const events: ToolEvent[] = calls.map((call) => ({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: call.arguments }));
   for (const { toolCallId, toolName, content } of results) {
-    events.push({ type: 'tool_end', toolCallId, toolName, result: { content }, isError: true, durationMs: 0 });
+    events.push({ type: 'tool_end', toolCallId, toolName, result: { content }, isError: true, durationMs: 0, queuedMs: 0, runningMs: 0 });
   }
   return { results, events };
 }

@@ -6,7 +6,8 @@
  */
 import { serialize } from 'node:v8';
 import { ToolErrors, truncate } from '../errors.ts';
-import type { RunOutcome } from '../runner.ts';
+import { usageProblem } from '../pool/channel-messages.ts';
+import type { RunOutcome, RunUsage } from '../runner.ts';
 import { problemWithResult } from '../tool-result.ts';
 import type { ChildToHost } from './process-protocol.ts';
 
@@ -45,9 +46,26 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
 
 function checkOutcome(outcome: unknown): RunOutcome | string {
   if (!isObject(outcome)) return 'an outcome that is not an object';
-  if (outcome.ok === false && typeof outcome.error === 'string') return { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS) };
-  if (outcome.ok === true) return { ok: true, result: outcome.result as never };
-  return 'an outcome that is neither a result nor an error';
+  let checked: RunOutcome;
+  if (outcome.ok === false && typeof outcome.error === 'string') checked = { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS) };
+  else if (outcome.ok === true) checked = { ok: true, result: outcome.result as never };
+  else return 'an outcome that is neither a result nor an error';
+  if (outcome.usage === undefined) return checked;
+  const usage = checkUsage(outcome.usage);
+  if (typeof usage === 'string') return `an outcome with ${usage}`;
+  checked.usage = usage;
+  return checked;
+}
+
+/** The child's usage report for a call, checked like a worker's (see usageProblem) and copied field by field. */
+function checkUsage(value: unknown): RunUsage | string {
+  const problem = usageProblem(value, ['cpuMs', 'heapUsedBytes'], ['queuedMs', 'runningMs']);
+  if (problem) return problem;
+  const { queuedMs, runningMs, cpuMs, heapUsedBytes } = value as RunUsage;
+  const usage: RunUsage = { queuedMs, runningMs };
+  if (cpuMs !== undefined) usage.cpuMs = cpuMs;
+  if (heapUsedBytes !== undefined) usage.heapUsedBytes = heapUsedBytes;
+  return usage;
 }
 
 /**
@@ -58,10 +76,15 @@ function checkOutcome(outcome: unknown): RunOutcome | string {
 export function checkReceivedOutcome(outcome: RunOutcome, maxResultBytes: number): RunOutcome {
   if (!outcome.ok) return outcome;
   const problem = problemWithResult(outcome.result);
-  if (problem) return { ok: false, error: ToolErrors.invalidResult(problem) };
+  if (problem) return failedRun(outcome, ToolErrors.invalidResult(problem));
   const bytes = serialize(outcome.result).byteLength;
-  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes) };
+  if (bytes > maxResultBytes) return failedRun(outcome, ToolErrors.resultTooLarge('result', bytes, maxResultBytes));
   return outcome;
+}
+
+/** An error outcome for a call that ran: it keeps what the call used. */
+export function failedRun(ran: RunOutcome, error: string): RunOutcome {
+  return ran.usage ? { ok: false, error, usage: ran.usage } : { ok: false, error };
 }
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;

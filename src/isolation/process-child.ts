@@ -68,6 +68,7 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
       callId: message.callId,
       args: message.args,
       limits: message.limits,
+      measureUsage: message.measureUsage,
       signal: abort.signal,
       onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
     },

@@ -6,11 +6,11 @@ import { toRunnableModule } from '../pool/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
 import { checkPayload } from '../pool/payload.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
+import { withQueuedBefore, type RunJob, type RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
 import { processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
-import { checkChildMessage, checkReceivedOutcome } from './child-messages.ts';
+import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
 import { inheritableFds } from './inherited-fds.ts';
 import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
@@ -93,7 +93,15 @@ type Pending = {
   deadline: NodeJS.Timeout;
 };
 
-type Expect = { accepts: ChildToHost['type'][]; what: string; deadlineMs: number; onUpdate?: RunJob['onUpdate']; maxUpdateBytes?: number };
+type Expect = {
+  accepts: ChildToHost['type'][];
+  what: string;
+  deadlineMs: number;
+  onUpdate?: RunJob['onUpdate'];
+  maxUpdateBytes?: number;
+  /** Told when the request went to the child (after the child started). */
+  onSent?: () => void;
+};
 
 /** One child process (respawned after it dies) and the requests in flight in it. */
 class ToolProcess {
@@ -140,6 +148,8 @@ class ToolProcess {
 
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    const handedAt = performance.now();
+    let sentAt = handedAt;
     const id = this.#nextId++;
     // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
     const onAbort = () => {
@@ -150,11 +160,14 @@ class ToolProcess {
     try {
       const { callId, args, limits } = job;
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
-      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
-      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits }, expect);
+      const onSent = () => (sentAt = performance.now());
+      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits, measureUsage: job.measureUsage !== false }, expect);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
-      return withProcessMemoryMessage(checkReceivedOutcome(reply.outcome, limits.maxResultBytes), this.maxMemoryMb);
+      // The child timed the call from when it got it; waiting here for the child to start was queue time too.
+      const outcome = withQueuedBefore(reply.outcome, sentAt - handedAt);
+      return withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb);
     } finally {
       job.signal?.removeEventListener('abort', onAbort);
     }
@@ -184,6 +197,7 @@ class ToolProcess {
       const child = await this.#started();
       this.#refWhileBusy(child);
       child.send(request);
+      expect.onSent?.();
     } catch (error) {
       this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
     }
@@ -394,7 +408,7 @@ function killGroup(child: ChildProcess): void {
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
   if (!outcome.ok && (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))) {
-    return { ok: false, error: ToolErrors.memoryLimit(maxMemoryMb) };
+    return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb));
   }
   return outcome;
 }

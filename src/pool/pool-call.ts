@@ -1,10 +1,10 @@
 import { ToolErrors, boundText, errorMessage, stopMessage } from '../errors.ts';
 import type { ResolvedLimits } from '../limits.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
+import type { RunJob, RunOutcome, RunUsage } from '../runner.ts';
 import { StopTimer, type StopReason, type Stoppable } from '../stop-timer.ts';
 import type { ToolResult } from '../tool.ts';
 import { checkPayload } from './payload.ts';
-import type { ExecuteTask, ModuleTask, ResultMessage } from './protocol.ts';
+import type { ExecuteTask, ModuleTask, ResultMessage, WorkerUsage } from './protocol.ts';
 import type { WorkerChannel } from './worker-channel.ts';
 
 /**
@@ -56,6 +56,9 @@ export class PoolCall implements Stoppable {
   #loading = false;
   /** Found not started by its worker at its deadline: its clock restarts when the worker is seen to start it. */
   #unconfirmed = false;
+  /** For the call's usage, on the monotonic clock: handed to this pool; began in its worker (not reset by loaded()). */
+  readonly #handedAt = performance.now();
+  #runningSince = 0;
   readonly #stopTimer: StopTimer;
 
   constructor(
@@ -93,6 +96,7 @@ export class PoolCall implements Stoppable {
       runId: this.runId,
       maxResultBytes: job.limits.maxResultBytes,
       hostFunctions,
+      measureUsage: job.measureUsage !== false,
     };
   }
 
@@ -110,6 +114,7 @@ export class PoolCall implements Stoppable {
     this.#startedAt = 0;
     this.#loading = false;
     this.#unconfirmed = false;
+    this.#runningSince = 0;
   }
 
   // Stoppable: the shared two-step stop.
@@ -133,6 +138,7 @@ export class PoolCall implements Stoppable {
       // call's time, so its timeout counts from now, when the host first sees it started (at most one recheck late).
       this.#unconfirmed = false;
       this.#startedAt = Date.now();
+      this.#runningSince = performance.now();
     }
     return started;
   }
@@ -169,6 +175,7 @@ export class PoolCall implements Stoppable {
   /** Its worker has room for it now: it runs from here (or imports its module first, when `loading`). */
   begin(loading: boolean): void {
     this.#startedAt = Date.now();
+    this.#runningSince = performance.now();
     this.#loading = loading;
     // Ended while it waited in its worker (aborted): the worker drops it, or stops it if it had just started it.
     if (this.outcome) {
@@ -218,8 +225,8 @@ export class PoolCall implements Stoppable {
       if (problem) return `a result the runtime would not send (${problem})`;
     }
     const stop = this.#stopOutcome();
-    if (stop) return void this.#settle(stop);
-    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!) });
+    if (stop) return void this.#settle(stop, message.usage);
+    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!) }, message.usage);
     return undefined;
   }
 
@@ -268,8 +275,10 @@ export class PoolCall implements Stoppable {
     return stop ? { ok: false, error: stopMessage(stop.reason, stop.how, this.limits.timeoutMs) } : undefined;
   }
 
-  #settle(outcome: RunOutcome): void {
+  /** `outcome` is always a fresh object: a call that started gets its usage on it. */
+  #settle(outcome: RunOutcome, worker?: WorkerUsage): void {
     if (this.outcome) return;
+    if (this.#runningSince !== 0) outcome.usage = callUsage(this.#handedAt, this.#runningSince, worker);
     this.outcome = outcome;
     this.#stopTimer.dispose();
     this.#resolve(outcome);
@@ -278,6 +287,18 @@ export class PoolCall implements Stoppable {
 
 function settleKilled(call: PoolCall): void {
   call.settleAfterKill();
+}
+
+/**
+ * Queued until its start message arrived, running from then to now (the
+ * result, or the host ending the call); the worker's CPU and heap figures
+ * when its result carried them (checked in channel-messages.ts).
+ */
+function callUsage(handedAt: number, runningSince: number, worker: WorkerUsage | undefined): RunUsage {
+  const usage: RunUsage = { queuedMs: runningSince - handedAt, runningMs: performance.now() - runningSince };
+  if (worker?.cpuMs !== undefined) usage.cpuMs = worker.cpuMs;
+  if (worker?.heapUsedBytes !== undefined) usage.heapUsedBytes = worker.heapUsedBytes;
+  return usage;
 }
 
 export function isOutOfMemory(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import type { PrepareLimits, ToolTier } from '../isolation/tier.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
+import { withQueuedBefore, type RunJob, type RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { ModuleTask } from './protocol.ts';
 import { defaultWorkerCount, WorkerPool, type WorkerPoolOptions } from './worker-pool.ts';
@@ -39,7 +39,13 @@ export class PoolSet implements ToolTier {
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
     const ready = this.#ready.get(job.limits.maxMemoryMb);
-    return ready ? ready.execute(job, ref) : this.get(job.limits.maxMemoryMb).then((pool) => pool.execute(job, ref));
+    if (ready) return ready.execute(job, ref);
+    // The first call of a heap limit waits for its pool to start: that wait is queue time.
+    const handedAt = performance.now();
+    return this.get(job.limits.maxMemoryMb).then((pool) => {
+      const waitedMs = performance.now() - handedAt;
+      return pool.execute(job, ref).then((outcome) => withQueuedBefore(outcome, waitedMs));
+    });
   }
 
   get(maxMemoryMb: number): Promise<WorkerPool> {

@@ -82,6 +82,8 @@ export interface ExecuteTask extends ModuleTask {
   args: unknown;
   maxResultBytes: number;
   hostFunctions: string[];
+  /** false: report no CPU or heap figure in the result (nobody reads them; see RunJob.measureUsage). */
+  measureUsage: boolean;
 }
 
 export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: string };
@@ -122,6 +124,18 @@ export interface ResultMessage {
   error?: string;
   /** Why this worker must not run another call (leftovers, patched builtins); absent when it is clean. */
   retire?: string;
+  /** What the worker measured of the call (the host times it itself); absent when the call failed before it ran. */
+  usage?: WorkerUsage;
+}
+
+/**
+ * The worker's own figures for one call: its thread's CPU time during
+ * `execute` (Node 22+ only: `process.threadCpuUsage`) and its heap right
+ * after. Checked on the host like every field a worker sends.
+ */
+export interface WorkerUsage {
+  cpuMs?: number;
+  heapUsedBytes?: number;
 }
 
 /** The worker asks to be retired (a call left handles open); runId is 0. */

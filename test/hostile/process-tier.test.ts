@@ -70,6 +70,8 @@ describe('process tier: a hostile child main thread', () => {
     ['wrong-kind', /broke the protocol \(it sent "described" for request \d+, which expects another reply\)/],
     ['junk', /broke the protocol \(it sent a message that is not an object\)/],
     ['bad-outcome', /broke the protocol \(it sent an outcome that is neither a result nor an error\)/],
+    ['bad-usage', /broke the protocol \(it sent an outcome with a malformed "usage.cpuMs" \(-1\)\)/],
+    ['string-usage', /broke the protocol \(it sent an outcome with a malformed "usage" \("lots"\)\)/],
     ['oversized-result', /result is \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/],
   ])('%s: the call gets an error, the child is replaced, the next call is served', async (mode, expected) => {
     const { tier, launches } = tierWithFakeChild(mode);
@@ -80,7 +82,9 @@ describe('process tier: a hostile child main thread', () => {
       const next = await run(tier, ref);
       // A broken protocol costs the child (the next call runs in a real one); an oversized result only costs the call.
       const replaced = mode !== 'oversized-result';
-      expect(next).toEqual({ ok: true, result: expect.objectContaining({ content: [{ type: 'text', text: replaced ? 'ok next' : 'honest' }] }) });
+      // A real child relays what its worker measured; the fake one reports nothing.
+      const usage = replaced ? { usage: expect.objectContaining({ queuedMs: expect.any(Number), runningMs: expect.any(Number), heapUsedBytes: expect.any(Number) }) } : {};
+      expect(next).toEqual({ ok: true, result: expect.objectContaining({ content: [{ type: 'text', text: replaced ? 'ok next' : 'honest' }] }), ...usage });
       expect(launches()).toBe(replaced ? 2 : 1);
     } finally {
       await tier.close();

@@ -1,6 +1,6 @@
 /** Zero trust, worker tier: forged and malformed messages on toolpool's channels. */
 import { expect } from 'vitest';
-import { attackSuite, brokeProtocol, succeeded } from './harness.ts';
+import { attackSuite, brokeProtocol, errorMatching, succeeded } from './harness.ts';
 
 const noHostCalls = ({ hostCalls }: { hostCalls: string[] }) => expect(hostCalls).toEqual([]);
 
@@ -12,6 +12,8 @@ attackSuite('protocol forgery', [
   { name: 'forged hellos for 200 thread ids', fixture: 'protocol-forgery.ts', target: 'forged-hello-flood', expectResult: brokeProtocol },
   { name: 'a forged result for a guessed run id', fixture: 'protocol-forgery.ts', target: 'forged-result', expectResult: brokeProtocol },
   { name: 'a forged update for another call', fixture: 'protocol-forgery.ts', target: 'forged-update', expectResult: brokeProtocol },
+  { name: 'its own result with a negative cpuMs in its usage', fixture: 'protocol-forgery.ts', target: 'bad-usage-own-call', expectResult: errorMatching(/broke toolpool's protocol \(it sent a result with a malformed "usage.cpuMs" \(-1\)\)/) },
+  { name: 'its own result with a usage that is a string', fixture: 'protocol-forgery.ts', target: 'string-usage-own-call', expectResult: errorMatching(/broke toolpool's protocol \(it sent a result with a malformed "usage" \("lots"\)\)/) },
   { name: 'a forged start for a call it was not given', fixture: 'protocol-forgery.ts', target: 'forged-start', expectResult: brokeProtocol },
   { name: 'claiming a lease it was not given', fixture: 'protocol-forgery.ts', target: 'forged-serving', expectResult: brokeProtocol },
   { name: 'refusing a call it was never sent', fixture: 'protocol-forgery.ts', target: 'forged-refused', expectResult: brokeProtocol },
