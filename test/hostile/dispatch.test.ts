@@ -69,6 +69,22 @@ test("calls streaming in do not starve another tool's prepareArguments past its 
 
 attackSuite('dispatch: the realm a later call shares', [
   {
+    name: "a listener left on the worker's channel to answer the next call with a forged result",
+    fixture: 'dispatch.ts',
+    target: 'listen-for-next-call',
+    workers: 1,
+    expectResult: succeeded('returned'),
+    followUp: { tool: 'probe', args: { action: 'ok', tag: 'own result' }, expectResult: succeeded('ok own result') },
+  },
+  {
+    name: 'a tick left reading the channel itself, to take the next call and forge its result',
+    fixture: 'dispatch.ts',
+    target: 'steal-next-call',
+    workers: 1,
+    expectResult: succeeded('returned'),
+    followUp: { tool: 'probe', args: { action: 'ok', tag: 'own result' }, expectResult: succeeded('ok own result') },
+  },
+  {
     name: "Array.prototype.shift patched to rewrite the arguments of the calls the worker takes next",
     fixture: 'dispatch.ts',
     target: 'patch-array-shift',
