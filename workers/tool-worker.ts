@@ -62,6 +62,8 @@ const hello: WorkerHello = { [WORKER_HELLO]: true, port: channel.port2, starts }
 parentPort!.postMessage(hello, [channel.port2]);
 // Left referenced, so a tool finds it among its active handles like any other port: the host trusts nothing posted on it.
 port.on('message', onHostMessage);
+/** Taken before any tool code runs, like the primordials. */
+const channelListeners = port.listenerCount.bind(port);
 
 /** Set once a call left something behind or changed the realm: this worker takes no further call. */
 let retiring: string | undefined;
@@ -193,6 +195,10 @@ function startSentAhead(): void {
       return;
     }
     if (active >= (sentAhead[0]!.concurrency ?? 1)) return;
+    if (channelOverheard()) {
+      retireSelf('a listener was left on its channel'); // the loop refuses the calls waiting here
+      continue;
+    }
     const done = execute(sentAhead.shift()!);
     if (done !== undefined) promiseThen(done, callEnded, callEnded);
     else active--;
@@ -219,6 +225,16 @@ function refuse(runId: number): void {
 
 /** The tools that have had a call in this worker (the host counts their first call's import as loading time until told). */
 const announced = new Set<string>();
+
+/**
+ * Whether something besides the runtime listens on the channel: it would see
+ * every later call's arguments and could answer them. Checked when a call
+ * ends and again before the next starts (a listener added by a microtask the
+ * call left runs after the first check).
+ */
+function channelOverheard(): boolean {
+  return channelListeners('message') !== 1;
+}
 
 /** Runs a call; the returned promise ends once the call's leftovers have been looked at (undefined: done already). */
 function execute(task: ExecuteTask): undefined | Promise<undefined> {
@@ -264,7 +280,7 @@ function finish({ call, reply }: { call: RunningCall; reply: ResultMessage | Pro
  */
 function send(call: RunningCall, message: ResultMessage): undefined | Promise<undefined> {
   running.delete(call.task.runId);
-  const changed = realmChange();
+  const changed = realmChange() ?? (channelOverheard() ? 'the call left a listener on its channel' : undefined);
   if (changed) return retireAfter(message, changed);
   const live = liveLeftovers(call);
   if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) or wait(s) pending`);

@@ -218,6 +218,9 @@ export class WorkerChannel {
     }
     const call = this.calls.get(message.runId);
     if (!call) return this.retire(`it sent a ${message.t} for a call it was not sent`, true);
+    // The runtime writes the start counter before a call's code runs, and nothing else can reach it: a message for a call it has
+    // not started comes from tool code that took the call off the channel itself. The call goes to another worker.
+    if (!this.hasStarted(call)) return this.retire(`it sent a ${message.t} for a call it had not started`, true);
     switch (message.t) {
       case 'update': {
         const problem = call.receiveUpdate(message.partial);
