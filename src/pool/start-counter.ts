@@ -7,11 +7,13 @@
  * sent, so "seq ≤ counter" means started. Seqs wrap at 2^31, compared
  * modulo, which holds while fewer than 2^31 calls are outstanding.
  *
- * The worker's tool code can write the counter too. That only lets it lie
- * about calls sent to its own worker (one it never started would fail
- * instead of running elsewhere, or one it started would run once more
- * elsewhere), which it could already spoil by crashing: it reaches nothing
- * of the host or of another worker.
+ * The buffer lives in the worker runtime's module scope and crossed only in
+ * the hello, so tool code cannot find it (it is no handle, and the inspector
+ * is refused). The host therefore also takes "not started" as proof that a
+ * message about that call did not come from the runtime. Were a tool ever to
+ * reach it, it could only lie about calls sent to its own worker (one it
+ * never started would fail instead of running elsewhere, or one it started
+ * would run once more elsewhere): nothing of the host or of another worker.
  */
 export class StartCounter {
   readonly #counter: Int32Array;
