@@ -4,7 +4,7 @@
  */
 import { toolpool } from '../lib/toolpool.ts';
 import { CORES, RawPool, TOOLS, calls } from '../lib/fixtures.ts';
-import { interleave, ratioOf } from '../lib/interleave.ts';
+import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
 import { summarize } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
@@ -26,15 +26,7 @@ export const throughput: BenchCase = {
       const batch = calls(size, 'noop', { n: 1 });
       const args = { n: 1 };
       /** One sample per batch: calls per second. */
-      const measure = async (runBatch: () => Promise<unknown>) => {
-        const samples: number[] = [];
-        for (let b = 0; b < batchesPerBlock; b++) {
-          const start = process.hrtime.bigint();
-          await runBatch();
-          samples.push(size / (Number(process.hrtime.bigint() - start) / 1e9));
-        }
-        return samples;
-      };
+      const measure = async (runBatch: () => Promise<unknown>) => (await timeEach(batchesPerBlock, runBatch)).map((us) => size / (us / 1e6));
       log(`case 2: ${rounds} rounds x ${batchesPerBlock} batches of ${size}, ${CORES} workers`);
       const result = await interleave(
         {

@@ -7,7 +7,7 @@
 import { toolpool } from '../lib/toolpool.ts';
 import ioWait from '../tools/io-wait.ts';
 import { TOOLS, calls } from '../lib/fixtures.ts';
-import { interleave, ratioOf } from '../lib/interleave.ts';
+import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
 import { summarize } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
@@ -30,15 +30,7 @@ export const sharedWorkers: BenchCase = {
       const waits = calls(size, 'io_wait', { ms: WAIT_MS });
       const sleeps = calls(size, 'sleep', { ms: WAIT_MS });
       /** One sample per batch: its wall time in ms. */
-      const measure = async (runBatch: () => Promise<unknown>) => {
-        const samples: number[] = [];
-        for (let b = 0; b < batchesPerBlock; b++) {
-          const start = process.hrtime.bigint();
-          await runBatch();
-          samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-        }
-        return samples;
-      };
+      const measure = async (runBatch: () => Promise<unknown>) => (await timeEach(batchesPerBlock, runBatch)).map((us) => us / 1e3);
       log(`case 14: ${rounds} rounds x ${batchesPerBlock} batches of ${size}`);
       const result = await interleave(
         {
