@@ -19,8 +19,6 @@ const KILL_SETTLE_MS = 1_000;
 /** What a call may ask of its pool. */
 export interface CallControls {
   readonly loadTimeoutMs: number;
-  /** A call still waiting for a worker is dropped. */
-  cancelQueued(call: PoolCall): void;
   acknowledgeLater(call: PoolCall): void;
 }
 
@@ -156,8 +154,8 @@ export class PoolCall implements Stoppable {
   cancelIfQueued(): boolean {
     if (this.started) return false;
     this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart() });
-    if (this.channel) this.channel.post({ t: 'abort', runId: this.runId, reason: 'aborted' });
-    else this.controls.cancelQueued(this);
+    // Still waiting for a worker: the queue skips it (it has an outcome now).
+    this.channel?.post({ t: 'abort', runId: this.runId, reason: 'aborted' });
     return true;
   }
 

@@ -309,10 +309,6 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   // CallControls
 
-  cancelQueued(): void {
-    // The call is marked ended; the queue skips it when it reaches it.
-  }
-
   /**
    * Acknowledges consumed updates on the next turn of the event loop rather
    * than at once, so one turn of a flooding worker's messages costs one ack
