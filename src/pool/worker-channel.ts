@@ -179,6 +179,21 @@ export class WorkerChannel {
    * violation may have come on another port, and overtaken it).
    */
   retire(reason: string, violation: boolean): void {
+    this.#retire(reason, violation, false);
+  }
+
+  /**
+   * The watch found this worker blocked without starting the calls it was
+   * sent. Like a death before any start, a worker that never started a call
+   * (stuck importing a module at startup) counts an attempt against them, so
+   * replacements stuck the same way cannot bounce a call forever; one blocked
+   * by what its last call left does not.
+   */
+  retireBlocked(reason: string): void {
+    this.#retire(reason, false, !this.starts.anyStarted);
+  }
+
+  #retire(reason: string, violation: boolean, countsAgainstUnstarted: boolean): void {
     if (this.retired) return;
     this.#readQueued();
     if (this.retired) return; // what was queued broke the protocol itself
@@ -187,7 +202,7 @@ export class WorkerChannel {
     const calls = [...this.calls.values()];
     this.calls.clear();
     for (const call of calls) {
-      if (!this.hasStarted(call)) this.owner.requeue(call, `its worker was retired (${reason})`, false);
+      if (!this.hasStarted(call)) this.owner.requeue(call, `its worker was retired (${reason})`, countsAgainstUnstarted);
       else call.fail(violation ? ToolErrors.protocolViolation(reason) : ToolErrors.workerRetired(reason));
     }
     this.#terminate();

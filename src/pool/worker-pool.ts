@@ -275,6 +275,12 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return true;
   }
 
+  leaseStalled(): void {
+    for (const call of this.#waiting) {
+      if (++call.attempts >= MAX_ATTEMPTS) call.fail(ToolErrors.workerCrashed("no worker could start the call (the pool's workers stayed blocked and were retired)"));
+    }
+  }
+
   /** Sends a call no worker started to a worker again, or ends it when workers died on it too often. */
   requeue(call: PoolCall, why: string, failed: boolean): void {
     if (!failed) call.attempts--;

@@ -8,6 +8,8 @@ export interface WatchedPool {
   readonly leaseCount: number;
   readonly oldestPendingLease: number;
   releaseIdle(now: number): void;
+  /** Workers were retired for not taking a lease: the calls waiting for one count an attempt. */
+  leaseStalled(): void;
 }
 
 const SWEEP_MS = 250;
@@ -52,7 +54,7 @@ export class WorkerWatch {
     for (const channel of this.pool.channels) {
       if (channel.calls.size > 0) {
         watching = true;
-        if (notStartedFor(channel, now) > NOT_STARTED_MS) channel.retire('it did not start the call it was sent', false);
+        if (notStartedFor(channel, now) > NOT_STARTED_MS) channel.retireBlocked('it did not start the call it was sent');
       } else if (channel.lease === undefined && now - channel.idleSince > STALLED_MS) idle.push(channel);
     }
     if (this.pool.hasWaiting) watching = true;
@@ -60,6 +62,8 @@ export class WorkerWatch {
     const pending = this.pool.oldestPendingLease;
     if (pending > 0 && now - pending > STALLED_MS && idle.length > this.pool.untracked) {
       for (const channel of idle.slice(this.pool.untracked)) channel.retire('it did not take the calls waiting for it', false);
+      // Their replacements may get stuck the same way (importing a module that hangs): the waiting calls are not kept forever.
+      this.pool.leaseStalled();
     }
     if (!watching) this.stop();
   }
