@@ -8,8 +8,9 @@ const loading = new Map<string, Promise<Tool>>();
 /** Tools already imported, for a synchronous lookup on the hot path. */
 const loaded = new Map<string, Tool>();
 
-export function loadedTool({ module, options }: ModuleTask): Tool | undefined {
-  return loaded.get(keyOf(module, options));
+/** A tool already imported, by its `toolKey`. */
+export function loadedToolByKey(key: string): Tool | undefined {
+  return loaded.get(key);
 }
 
 /** Which tool a task is of: its module, and its factory options when it has them (the host keys tools the same way). */

@@ -37,7 +37,7 @@ import { disableInspector } from './no-inspector.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
 import { RunningCall } from './running-call.ts';
-import { describeModule, loadedTool, loadTool, toolKey } from './tool-loader.ts';
+import { describeModule, loadedToolByKey, loadTool, toolKey } from './tool-loader.ts';
 
 const running = new Map<number, RunningCall>();
 const currentCall = new AsyncLocalStorage<RunningCall>();
@@ -240,8 +240,9 @@ function channelOverheard(): boolean {
 function execute(task: ExecuteTask): undefined | Promise<undefined> {
   active++;
   Atomics.store(startCounter, 0, task.seq);
-  const tool = loadedTool(task);
-  if (tool && announced.has(toolKey(task))) return finish(runCall(task, tool));
+  const key = toolKey(task); // for a factory tool, a JSON text of its options: made once per call
+  const tool = loadedToolByKey(key);
+  if (tool && announced.has(key)) return finish(runCall(task, tool));
   if (tool) return announceThen(task, tool);
   return promiseThen(
     loadTool(task),
@@ -255,7 +256,7 @@ function execute(task: ExecuteTask): undefined | Promise<undefined> {
 
 /** The first call of a tool here: the host hears the module is loaded, so the call's timeout counts from now. */
 function announceThen(task: ExecuteTask, tool: Tool): undefined | Promise<undefined> {
-  announced.add(toolKey(task));
+  announced.add(toolKey(task)); // once per tool and worker
   postOnPort(port, { t: 'loaded', runId: task.runId });
   return finish(runCall(task, tool));
 }

@@ -302,15 +302,15 @@ export class WorkerChannel {
     this.owner.forget(this);
     const calls = [...this.calls.values()];
     this.calls.clear();
-    const started = calls.filter((call) => this.hasStarted(call));
+    const started = new Set(calls.filter((call) => this.hasStarted(call)));
     const killedFor = this.#killedFor;
     // A worker that had started calls died of one of them (or of what one left behind), not of the calls it had not started: those
     // do not count an attempt. Only a worker that dies before starting any call (at startup, importing a tool) counts against them.
     const startupDeath = !this.starts.anyStarted;
     for (const call of calls) {
-      if (!started.includes(call)) this.owner.requeue(call, this.retired, startupDeath);
+      if (!started.has(call)) this.owner.requeue(call, this.retired, startupDeath);
       else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error)) call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
-      else call.workerDied(this.#error, code, started.length - 1);
+      else call.workerDied(this.#error, code, started.size - 1);
     }
   }
 }

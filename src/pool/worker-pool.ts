@@ -247,7 +247,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   /** Gives back the leases of workers with no call (all of them when piscina has tasks waiting; else those idle past the linger). */
   releaseIdle(now: number): void {
-    const urgent = this.#piscina.queueSize > 0;
+    const urgent = this.#tasksWaiting;
     for (const channel of [...this.#leased.values()]) {
       if (channel.calls.size === 0 && (urgent || now - channel.idleSince >= LEASE_LINGER_MS)) this.#release(channel);
     }
@@ -303,8 +303,6 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (channel.calls.size > 0) return;
     // Idle while another worker holds calls it has not started: take one back for this one.
     for (const other of this.#leased.values()) if (other !== channel && other.recallOne()) return;
-    // Tasks wait in piscina (a describe, a prepare) while this worker holds a lease it has no use for.
-    if (this.#piscina.queueSize > 0) this.#release(channel);
   }
 
   forget(channel: WorkerChannel): void {
@@ -390,7 +388,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     try {
       const reply = this.#piscina.run(task, { signal });
       // Every worker may be leased and idle: give one back rather than make this task wait for the linger.
-      if (this.#piscina.queueSize > 0) this.releaseIdle(Date.now());
+      if (this.#tasksWaiting) this.releaseIdle(Date.now());
       return await reply;
     } catch (error) {
       if ((error as Error)?.name === 'AbortError') throw new Error(typeof message === 'string' ? message : message());
