@@ -18,10 +18,10 @@ export type {
   ToolSchema,
 } from './tool.ts';
 export { createExecutor } from './executor.ts';
-export type { Executor, ExecutorOptions, WorkerOptions } from './executor.ts';
+export type { Executor } from './executor.ts';
+export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';
 export type { Permissions } from './isolation/permissions.ts';
 export type { EnvOption } from './isolation/environment.ts';
-export type { ModuleEntry } from './registry.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
 export type { ApprovalOptions, PendingApproval } from './approval.ts';
 export type {
@@ -33,7 +33,6 @@ export type {
   BeforeToolCallResult,
 } from './hooks.ts';
 export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './events.ts';
-export type { ToolEntry } from './registry.ts';
 export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './messages.ts';
 export type { Model, ModelRequest, ModelStreamEvent } from './model.ts';
 export { Agent, DEFAULT_MAX_TURNS } from './agent.ts';

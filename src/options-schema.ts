@@ -2,7 +2,7 @@ import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ConfigErrors, preview } from './errors.ts';
 import { MIN_MEMORY_MB } from './limits.ts';
-import type { ExecutorOptions, WorkerOptions } from './executor.ts';
+import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { ToolInfo } from './tool-info.ts';
 import type { ToolDefinition, ToolLimits } from './tool.ts';

@@ -1,7 +1,7 @@
 import { Agent } from '../agent.ts';
 import { createExecutor, type Executor } from '../executor.ts';
 import { textOf, type AssistantMessage, type Message } from '../messages.ts';
-import type { ToolEntry } from '../registry.ts';
+import type { ToolEntry } from '../options.ts';
 import { parseArgs } from 'node:util';
 import { helpFlag, integerFlag, parseOrUsageError } from './args.ts';
 import { askApprovals, describePending, type Input } from './approval-prompt.ts';

@@ -7,7 +7,7 @@ import type { ResolvedLimits } from '../limits.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
-import type { PrepareLimits } from './tier.ts';
+import type { PrepareLimits } from '../tier.ts';
 import type { ToolResult } from '../tool.ts';
 
 export interface ChildInit {

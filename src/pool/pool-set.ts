@@ -1,4 +1,4 @@
-import type { PrepareLimits, ToolTier } from '../isolation/tier.ts';
+import type { PrepareLimits, ToolTier } from '../tier.ts';
 import { withQueuedBefore, type RunJob, type RunOutcome } from '../runner.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { ModuleTask } from './protocol.ts';

@@ -14,7 +14,10 @@
  * Every message a worker sends is untrusted input: the host checks it in
  * channel-messages.ts, and anything unexpected retires the worker.
  */
+import type { ModuleTask } from '../tier.ts';
 import type { ToolInfo } from '../tool-info.ts';
+
+export type { ModuleTask };
 import type { ToolResult } from '../tool.ts';
 
 /** Marks the first message a worker posts on its parent port: its end of the channel. */
@@ -29,16 +32,6 @@ export interface WorkerHello {
 
 export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ServeTask;
 
-export interface ModuleTask {
-  /** The runnable file a worker imports (compiled when the source is TypeScript). */
-  module: string;
-  /** The module as the user named it, for messages. */
-  source: string;
-  /** Given when the module's default export is a factory `(options) => tool`. */
-  options?: unknown;
-  /** Calls of this tool that may share one worker at once (the tool's `concurrency`; 1 when absent). */
-  concurrency?: number;
-}
 
 export interface DescribeTask extends ModuleTask {
   op: 'describe';

@@ -2,7 +2,7 @@ import type { ModuleTask } from '../../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../../runner.ts';
 import type { ToolInfo } from '../../tool-info.ts';
 import { ProcessTier, type ProcessTierOptions } from '../process-tier.ts';
-import type { PrepareLimits, ToolTier } from '../tier.ts';
+import type { PrepareLimits, ToolTier } from '../../tier.ts';
 import { checkSandboxSupport } from './bwrap-support.ts';
 import type { NetTarget } from './net-allowlist.ts';
 import { SandboxLauncher } from './sandbox-launcher.ts';

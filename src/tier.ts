@@ -1,7 +1,18 @@
-import type { ModuleTask } from '../pool/protocol.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
-import type { ToolInfo } from '../tool-info.ts';
-import type { ResolvedLimits } from '../limits.ts';
+import type { RunJob, RunOutcome } from './runner.ts';
+import type { ToolInfo } from './tool-info.ts';
+import type { ResolvedLimits } from './limits.ts';
+
+/** A tool module as the host hands it to a tier: where its code is, and how to call its default export. */
+export interface ModuleTask {
+  /** The runnable file a worker imports (compiled when the source is TypeScript). */
+  module: string;
+  /** The module as the user named it, for messages. */
+  source: string;
+  /** Given when the module's default export is a factory `(options) => tool`. */
+  options?: unknown;
+  /** Calls of this tool that may share one worker at once (the tool's `concurrency`; 1 when absent). */
+  concurrency?: number;
+}
 
 /** A tool's pool, and how long its prepareArguments may take. */
 export type PrepareLimits = Pick<ResolvedLimits, 'maxMemoryMb' | 'timeoutMs'>;

@@ -1,0 +1,70 @@
+import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
+import type { EnvOption } from './isolation/environment.ts';
+import type { Permissions } from './isolation/permissions.ts';
+import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from './tool.ts';
+
+// The options of `createExecutor`, as types. They live below both the
+// executor and the options schema (src/options-schema.ts), which describes
+// each of them once for the runtime check.
+
+/**
+ * A tool as `createExecutor({ tools })` accepts it: a module path or file
+ * URL (runs in workers), the same with options for a module whose default
+ * export is a factory `(options) => tool`, or an inline `defineTool()`
+ * object (runs on this thread).
+ */
+export type ToolEntry = string | URL | ModuleEntry | Tool;
+
+export interface ModuleEntry {
+  module: string | URL;
+  /** Structured-cloned into the worker and passed to the module's default export. */
+  options?: unknown;
+  /**
+   * Opt-in sharing, for tool modules you trust as one: every module entry
+   * with the same `trustDomain` name shares workers, child processes and
+   * sandboxes. Without it each module is a trust domain of its own: no
+   * thread or process ever runs code of two modules, so one module can
+   * reach only its own calls.
+   */
+  trustDomain?: string;
+}
+
+export interface WorkerOptions {
+  /** Workers each tool module's pool keeps while the module is in use (default 1). */
+  min?: number;
+  /**
+   * Worker threads that run tool code at once, across all tool modules
+   * (each module has a pool of its own; they share this cap). Default: the
+   * number of CPUs, at least 2.
+   */
+  max?: number;
+  /**
+   * How long a worker above `min` may sit idle before it is stopped, and a
+   * module's whole pool (its workers, its child process) once none of its
+   * tools was called for this long (default 30 s). It starts again on the
+   * next call.
+   */
+  idleTimeoutMs?: number;
+  /** How long importing a tool module to read its definition may take (default 30 s). */
+  loadTimeoutMs?: number;
+}
+
+export interface ExecutorOptions {
+  /** Module paths or file URLs (run in workers), or inline `defineTool()` objects (run on this thread). */
+  tools: readonly ToolEntry[];
+  /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
+  toolExecution?: ExecutionMode;
+  beforeToolCall?: BeforeToolCallHook;
+  afterToolCall?: AfterToolCallHook;
+  /** Host functions tools may call as `ctx.host.name(...)`. */
+  host?: HostFunctions;
+  /** Defaults for every tool; a tool's own `limits` override them. */
+  limits?: ToolLimits;
+  workers?: WorkerOptions;
+  /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
+  isolation?: Isolation;
+  /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
+  permissions?: Permissions;
+  /** What tools see of the host environment: variable names to copy, or exact values. Default: nothing. */
+  env?: EnvOption;
+}
