@@ -173,6 +173,10 @@ export const ConfigErrors = {
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
+  unknownModuleEntryKey: (index: number, key: string, known: string[]) =>
+    `createExecutor({ tools }): tools[${index}] has an unknown key "${boundText(key, 100)}"; a module entry may have ${known.join(', ')}.`,
+  badTrustDomain: (index: number, value: unknown) =>
+    `createExecutor({ tools }): tools[${index}].trustDomain must be a name of 1-200 characters (modules with the same name share workers), got ${preview(value, 80)}.`,
   badToolEntry: (index: number, received: string) =>
     `createExecutor({ tools }): entry ${index} is ${received}; expected a module path, a file URL or a defineTool() object.`,
   badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,

@@ -3,45 +3,15 @@ import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
 import { definedLimits } from './tool-info.ts';
+import { TrustDomains } from './domains/trust-domains.ts';
+import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import { checkExecutorOptions } from './options-schema.ts';
 import { PoolSet } from './pool/pool-set.ts';
-import { loadEntries, registerTools, type RegisteredTool, type ToolEntry } from './registry.ts';
-import { toolEnvironment, type EnvOption } from './isolation/environment.ts';
+import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
+import { toolEnvironment } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
-import { Tiers } from './isolation/tiers.ts';
 import { resolveLimits } from './limits.ts';
 import type { ExecutionMode, HostFunctions, Isolation, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
-
-export interface WorkerOptions {
-  /** Workers kept alive when idle (default 1). */
-  min?: number;
-  /** Workers per pool at most (default: the number of CPUs, at least 2). */
-  max?: number;
-  /** How long a worker above `min` may sit idle before it is stopped (default 30 s). */
-  idleTimeoutMs?: number;
-  /** How long importing a tool module to read its definition may take (default 30 s). */
-  loadTimeoutMs?: number;
-}
-
-export interface ExecutorOptions {
-  /** Module paths or file URLs (run in workers), or inline `defineTool()` objects (run on this thread). */
-  tools: readonly ToolEntry[];
-  /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
-  toolExecution?: ExecutionMode;
-  beforeToolCall?: BeforeToolCallHook;
-  afterToolCall?: AfterToolCallHook;
-  /** Host functions tools may call as `ctx.host.name(...)`. */
-  host?: HostFunctions;
-  /** Defaults for every tool; a tool's own `limits` override them. */
-  limits?: ToolLimits;
-  workers?: WorkerOptions;
-  /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
-  isolation?: Isolation;
-  /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
-  permissions?: Permissions;
-  /** What tools see of the host environment: variable names to copy, or exact values. Default: nothing. */
-  env?: EnvOption;
-}
 
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
@@ -61,24 +31,23 @@ export interface Executor {
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
   const checked = await checkOptions(options);
   const entries = await loadEntries(options.tools);
-  const tiers = new Tiers({
+  const domains = new TrustDomains({
     ...PoolSet.defaults(),
     ...workerCounts(options.workers),
     env: toolEnvironment(options.env),
     ...(checked.permissions ? { permissions: checked.permissions } : {}),
     hostFunctions: checked.host,
     defaultMemoryMb: resolveLimits(checked.limits, {}).maxMemoryMb,
-    moduleFiles: entries.flatMap((entry) => ('module' in entry ? [entry.module.module] : [])),
   });
   try {
-    tiers.check(checked.isolation);
+    domains.check(checked.isolation);
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
-    await tiers.ready(checked.isolation);
-    const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
-    if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await tiers.ready('sandbox');
-    return new ToolExecutor(tools, tiers, checked);
+    await domains.ready(checked.isolation);
+    const tools = await registerTools(entries, { domains, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
+    return new ToolExecutor(tools, domains, checked);
   } catch (error) {
-    await tiers.close();
+    await domains.close();
     throw error;
   }
 }
@@ -125,7 +94,7 @@ class ToolExecutor implements Executor {
 
   constructor(
     private readonly tools: Map<string, RegisteredTool>,
-    private readonly tiers: Tiers,
+    private readonly domains: TrustDomains,
     private readonly options: CheckedOptions,
   ) {
     this.definitions = [...tools.values()].map(({ info }) => ({
@@ -162,6 +131,6 @@ class ToolExecutor implements Executor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.tiers.close();
+    await this.domains.close();
   }
 }

@@ -1,32 +1,20 @@
+import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import { hostForInline, runInline } from './inline-runner.ts';
-import type { Tiers } from './isolation/tiers.ts';
+import type { Domain, TrustDomains } from './domains/trust-domains.ts';
 import { resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
-import type { ModuleTask } from './pool/protocol.ts';
+import type { ModuleEntry } from './options.ts';
+import type { ModuleTask } from './tier.ts';
 import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
 import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
-
-/**
- * A tool as `createExecutor({ tools })` accepts it: a module path or file
- * URL (runs in workers), the same with options for a module whose default
- * export is a factory `(options) => tool`, or an inline `defineTool()`
- * object (runs on this thread).
- */
-export type ToolEntry = string | URL | ModuleEntry | Tool;
-
-export interface ModuleEntry {
-  module: string | URL;
-  /** Structured-cloned into the worker and passed to the module's default export. */
-  options?: unknown;
-}
 
 export interface RegisteredTool {
   readonly info: ToolInfo;
@@ -39,14 +27,20 @@ export interface RegisteredTool {
 }
 
 export interface RegistryContext {
-  tiers: Tiers;
+  domains: TrustDomains;
   limits: ToolLimits;
   host: HostFunctions;
   isolation: Isolation;
 }
 
-/** An entry after the first step: an inline tool, or a module compiled and ready to import in a worker. */
-export type LoadedEntry = { inline: Tool } | { module: ModuleTask };
+/**
+ * An entry after the first step: an inline tool, or a module compiled and
+ * ready to import in a worker, with the trust domain it runs in.
+ */
+export type LoadedEntry = { inline: Tool } | { module: ModuleTask; domain: string };
+
+/** The keys a module entry may have. */
+const MODULE_ENTRY_KEYS = ['module', 'options', 'trustDomain'];
 
 /**
  * Step one: find each module and make it importable by a plain worker
@@ -58,8 +52,11 @@ export async function loadEntries(entries: readonly unknown[]): Promise<LoadedEn
 }
 
 async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
-  if (typeof entry === 'string' || entry instanceof URL) return { module: await compileModule(modulePath(entry, index)) };
-  if (isModuleEntry(entry)) return { module: await compileModule(modulePath(entry.module, index), entry.options) };
+  if (typeof entry === 'string' || entry instanceof URL) return loadModule(modulePath(entry, index));
+  if (isModuleEntry(entry)) {
+    checkModuleEntry(entry, index);
+    return loadModule(modulePath(entry.module, index), entry.options, entry.trustDomain);
+  }
   if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return { inline: entry as Tool };
   throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
@@ -69,8 +66,13 @@ async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
  * it, compile its schema once, and make names unique.
  */
 export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
+  const domainFiles = filesByDomain(entries);
   const registered = await Promise.all(
-    entries.map((entry) => ('inline' in entry ? registerInline(entry.inline, context) : registerModule(entry.module, context))),
+    entries.map((entry) =>
+      'inline' in entry
+        ? registerInline(entry.inline, context)
+        : registerModule(entry.module, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
+    ),
   );
   const byName = new Map<string, RegisteredTool>();
   for (const tool of registered) {
@@ -98,19 +100,31 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
   };
 }
 
-async function registerModule(ref: ModuleTask, context: RegistryContext): Promise<RegisteredTool> {
+/** The runnable files of each domain's modules: what its workers may read under permissions, and nothing of other domains. */
+function filesByDomain(entries: LoadedEntry[]): Map<string, string[]> {
+  const files = new Map<string, string[]>();
+  for (const entry of entries) {
+    if (!('module' in entry)) continue;
+    const list = files.get(entry.domain) ?? [];
+    if (!list.includes(entry.module.module)) list.push(entry.module.module);
+    files.set(entry.domain, list);
+  }
+  return files;
+}
+
+async function registerModule(ref: ModuleTask, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
   let info: ToolInfo;
   try {
-    info = await context.tiers.get(context.isolation).describe(ref);
+    info = await domain.describe(ref, context.isolation);
   } catch (error) {
     throw await withSyntaxLocation(ref.source, error);
   }
   info = await checkToolInfo(info, where);
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
-  const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
+  const isolation = strongerIsolation(context.isolation, info.isolation);
   const limits = resolveLimits(context.limits, info.limits);
   return {
     info,
@@ -118,20 +132,39 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
     limits,
     runner: {
-      prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),
-      needsApproval: (args) => tier.needsApproval(ref, args, limits),
-      execute: (job) => tier.execute(job, ref),
+      prepare: (raw, signal) => domain.prepare(ref, isolation, raw, limits, signal),
+      needsApproval: (args) => domain.needsApproval(ref, isolation, args, limits),
+      execute: (job) => domain.execute(job, ref, isolation),
     },
   };
 }
 
-async function compileModule(path: string, options?: unknown): Promise<ModuleTask> {
+async function loadModule(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry> {
   if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
+  let module: string;
   try {
-    const module = await toRunnableModule(path);
-    return { module, source: path, ...(options !== undefined ? { options } : {}) };
+    module = await toRunnableModule(path);
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
+  }
+  return { module: { module, source: path, ...(options !== undefined ? { options } : {}) }, domain: domainKey(path, trustDomain) };
+}
+
+/**
+ * The trust domain of a module: its own, keyed by its real path (a factory
+ * module with different options is one module), unless the host put it in
+ * a named one.
+ */
+function domainKey(path: string, trustDomain: string | undefined): string {
+  return trustDomain !== undefined ? `shared:${trustDomain}` : `module:${realpathSync(path)}`;
+}
+
+function checkModuleEntry(entry: ModuleEntry, index: number): void {
+  const unknown = Object.keys(entry).find((key) => !MODULE_ENTRY_KEYS.includes(key));
+  if (unknown !== undefined) throw new TypeError(ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS));
+  const { trustDomain } = entry;
+  if (trustDomain !== undefined && (typeof trustDomain !== 'string' || trustDomain.length === 0 || trustDomain.length > 200)) {
+    throw new TypeError(ConfigErrors.badTrustDomain(index, trustDomain));
   }
 }
 

@@ -122,7 +122,7 @@ describe('host functions', () => {
 
 describe('process tier', () => {
   test('runs tools in a child process, relays updates, respawns after the child dies, leaves nothing after close', async () => {
-    const executor = await create({ tools: [fixture('probe.ts'), fixture('hostile/kill-own-pid.ts')], isolation: 'process' });
+    const executor = await create({ tools: [fixture('probe.ts')], isolation: 'process' });
     const events = recordEvents(executor);
     const first = await executor.executeBatch([call('1', 'probe', { action: 'updates', count: 5 }), call('2', 'probe', { action: 'where' })]);
     expect(textOf(first.results[0]!)).toBe('sent 5 updates');
@@ -131,7 +131,7 @@ describe('process tier', () => {
     expect(child).toBeGreaterThan(0);
     expect(first.results[1]!.details).toMatchObject({ isMainThread: false, env: {} });
 
-    const killed = await executor.executeBatch([call('k', 'kill_own_pid')]);
+    const killed = await executor.executeBatch([call('k', 'probe', { action: 'kill-own-process' })]);
     expect(textOf(killed.results[0]!)).toMatch(/isolation process died \(signal SIGKILL\)/);
     const after = await executor.executeBatch([call('3', 'probe', { action: 'ok' })]);
     expect(textOf(after.results[0]!)).toBe('ok');

@@ -50,13 +50,13 @@ describe('without a working bubblewrap', () => {
 
 describe('the sandbox child', () => {
   test('is reused across calls and respawned after it dies', async () => {
-    const executor = await createExecutor({ tools: [fixture('probe.ts'), fixture('hostile/sandbox-kill-own-pid.ts')], isolation: 'sandbox' });
+    const executor = await createExecutor({ tools: [fixture('probe.ts')], isolation: 'sandbox' });
     const ok = async (tag: string) => textOf((await executor.executeBatch([call(tag, 'probe', { action: 'ok', tag })])).results[0]!);
     expect(await ok('one')).toBe('ok one');
     const [first] = childPids();
     expect(await ok('two')).toBe('ok two');
     expect(childPids()).toEqual([first]);
-    const { results } = await executor.executeBatch([call('k', 'sandbox_kill_own_pid')]);
+    const { results } = await executor.executeBatch([call('k', 'probe', { action: 'kill-own-process' })]);
     expect(results[0]!.isError).toBe(true);
     expect(await ok('three')).toBe('ok three');
     const [second] = childPids();

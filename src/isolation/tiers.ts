@@ -17,7 +17,8 @@ import type { ChildLauncher } from './child-launcher.ts';
 import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
 import { SandboxTier } from './sandbox/sandbox-tier.ts';
-import type { ToolTier } from './tier.ts';
+import type { ThreadBudget } from '../pool/thread-budget.ts';
+import type { ToolTier } from '../tier.ts';
 
 export interface TierOptions {
   minWorkers: number;
@@ -33,6 +34,8 @@ export interface TierOptions {
   moduleFiles: string[];
   /** What this Node's permission model can do; measured when not given (tests give it to try the fallbacks). */
   permissionSupport?: PermissionSupport;
+  /** The cap on threads these tiers share with other trust domains' (see ThreadBudget). */
+  budget?: ThreadBudget;
 }
 
 /** The isolation tiers of one executor, each started on first use. */
@@ -63,14 +66,11 @@ export class Tiers {
 
   /** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
   check(isolation: Isolation): void {
-    const { permissions } = this.options;
-    if (!permissions) return;
-    if (isolation === 'sandbox') return checkSandboxPermissions(permissions);
-    checkPermissionsHere(permissions, this.#runsInProcess(isolation) ? 'process' : 'worker', this.#support);
+    if (this.options.permissions) checkIsolation(isolation, this.options.permissions, this.#support);
   }
 
   #runsInProcess(isolation: Isolation): boolean {
-    return isolation === 'process' || (this.options.permissions !== undefined && !this.#support.perWorker);
+    return runsInProcess(isolation, this.options.permissions, this.#support);
   }
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
@@ -126,6 +126,23 @@ export class Tiers {
     const packageFolders = moduleFiles.map(nearestNodeModules).filter((dir): dir is string => dir !== undefined);
     return [COMPILE_CACHE_DIR, ...workerEntryReadPaths(), dependencyRoot(), ...moduleFiles, ...packageFolders];
   }
+}
+
+/** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
+export function checkIsolation(isolation: Isolation, permissions: Permissions | undefined, support?: PermissionSupport): void {
+  if (!permissions) return;
+  if (isolation === 'sandbox') {
+    // A malformed 'host:port' list is refused now, not when the first sandbox starts.
+    if (Array.isArray(permissions.net)) parseNetAllowlist(permissions.net);
+    return checkSandboxPermissions(permissions);
+  }
+  const measured = support ?? permissionSupport();
+  checkPermissionsHere(permissions, runsInProcess(isolation, permissions, measured) ? 'process' : 'worker', measured);
+}
+
+/** With permissions on a Node whose workers cannot be confined, the worker tier is the process tier. */
+function runsInProcess(isolation: Isolation, permissions: Permissions | undefined, support: PermissionSupport): boolean {
+  return isolation === 'process' || (permissions !== undefined && !support.perWorker);
 }
 
 /** The sandbox enforces a net list itself; fsWrite must still not cover the compile cache the host reuses. */

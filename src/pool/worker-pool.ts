@@ -14,6 +14,7 @@ import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
 import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
 import { randomRunId } from './run-ids.ts';
 import { StartCounter } from './start-counter.ts';
+import { ThreadBudget } from './thread-budget.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
 import { SEND_AHEAD, WorkerChannel, type ChannelOwner } from './worker-channel.ts';
@@ -31,6 +32,8 @@ export interface WorkerPoolOptions {
   loadTimeoutMs: number;
   /** V8 code range per worker (the process tier sets it: Node 24+ would reserve 512 MB each under its memory cap). */
   codeRangeSizeMb?: number;
+  /** The cap on threads this pool shares with the pools of other trust domains (default: its own, of maxWorkers). */
+  budget?: ThreadBudget;
 }
 
 /** A call whose worker died before starting it is sent to a worker again, this often at most. */
@@ -68,6 +71,12 @@ export class WorkerPool implements ChannelOwner, CallControls {
   readonly #pendingLeases = new Map<number, number>();
   /** Workers holding a lease, by lease id. */
   readonly #leased = new Map<number, WorkerChannel>();
+  /**
+   * Leases the host gave back whose serve task has not ended yet, with when:
+   * each still holds its thread token, and a worker that does not end it in
+   * time is blocked and is retired (see WorkerWatch).
+   */
+  readonly #releasing = new Map<number, { channel: WorkerChannel; since: number }>();
   readonly #watch: WorkerWatch;
   #acks: PoolCall[] = [];
   /** The tool modules this pool has run (one per tool), for preloading new workers. */
@@ -75,11 +84,18 @@ export class WorkerPool implements ChannelOwner, CallControls {
   /** describe and prepare tasks in flight: they occupy a worker without a call the host can see. */
   untracked = 0;
   #closing = false;
+  readonly #budget: ThreadBudget;
+  /** Leaves the budget's queue, while this pool waits there for a token to lease another worker. */
+  #leaveBudgetQueue: (() => void) | undefined;
+  readonly #stopYielding: () => void;
   readonly #onWorker = (worker: Worker) => this.#adopt(worker);
 
   private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
     this.hostFunctions = new HostFunctionTable(options.hostFunctions);
     this.loadTimeoutMs = options.loadTimeoutMs;
+    this.#budget = options.budget ?? new ThreadBudget(options.maxWorkers);
+    // Another pool waits for a thread: idle leases go back at once rather than after their linger.
+    this.#stopYielding = this.#budget.onContention(() => this.releaseIdle(Date.now()));
     guardNodeWorkerMessages();
     this.#piscina = new Piscina({
       filename: workerFile,
@@ -154,6 +170,9 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   async close(): Promise<void> {
     this.#closing = true;
+    this.#stopYielding();
+    this.#leaveBudgetQueue?.();
+    this.#leaveBudgetQueue = undefined;
     process.off('worker', this.#onWorker);
     this.#watch.stop();
     for (const call of this.#waiting) call.fail(ToolErrors.poolClosed());
@@ -178,7 +197,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (this.#closing) return;
     // Sending ahead only once the pool has all its workers: until then a new worker may take the call sooner.
     // Nor while a describe or prepare waits in piscina: the workers must drain so that one gives its lease back for it.
-    const ahead = this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting ? SEND_AHEAD : 0;
+    const ahead = this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting && !this.#budget.contended ? SEND_AHEAD : 0;
     while (!this.#waiting.isEmpty) {
       const channel = this.#leastLoaded(ahead);
       const call = channel && this.#nextFor(channel, ahead);
@@ -211,13 +230,36 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return toolKey === undefined ? this.#waiting.takeOldest() : this.#waiting.takeOf(toolKey);
   }
 
-  /** Asks piscina for as many more workers as the waiting calls would fill, up to the pool's size. */
+  /**
+   * Asks piscina for as many more workers as the waiting calls would fill,
+   * up to the pool's size and as the shared thread budget allows; when the
+   * budget has no token free, this pool queues for one.
+   */
   #leaseMore(): void {
-    const room = this.options.maxWorkers - this.#leased.size - this.#pendingLeases.size;
-    const wanted = this.#waiting.workersWanted() - this.#pendingLeases.size;
-    for (let i = 0; i < Math.min(room, wanted); i++) this.#requestLease();
+    for (let i = 0; i < this.#leasesWanted(); i++) {
+      if (!this.#budget.take()) return this.#queueForToken();
+      this.#requestLease();
+    }
   }
 
+  #leasesWanted(): number {
+    const room = this.options.maxWorkers - this.#leased.size - this.#pendingLeases.size;
+    const wanted = this.#waiting.workersWanted() - this.#pendingLeases.size;
+    return Math.min(room, wanted);
+  }
+
+  #queueForToken(): void {
+    if (this.#leaveBudgetQueue) return;
+    this.#leaveBudgetQueue = this.#budget.wait(() => {
+      this.#leaveBudgetQueue = undefined;
+      // The token is ours now: lease a worker with it, or give it back if the calls have gone meanwhile.
+      if (this.#closing || this.#leasesWanted() <= 0) return this.#budget.give();
+      this.#requestLease();
+      this.#dispatch();
+    });
+  }
+
+  /** Every lease holds one of the budget's tokens, from the request until it ends. */
   #requestLease(): void {
     let leaseId = randomRunId();
     while (this.#pendingLeases.has(leaseId) || this.#leased.has(leaseId)) leaseId = randomRunId();
@@ -228,6 +270,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   /** piscina's serve task returned (released, or its worker went away or was retiring): the lease is over. */
   #leaseEnded(leaseId: number): void {
+    this.#budget.give();
+    this.#releasing.delete(leaseId);
     this.#pendingLeases.delete(leaseId);
     const channel = this.#leased.get(leaseId);
     if (channel) {
@@ -242,12 +286,14 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (leaseId === undefined) return;
     channel.lease = undefined;
     this.#leased.delete(leaseId);
+    this.#releasing.set(leaseId, { channel, since: Date.now() });
     channel.post({ t: 'release', leaseId });
+    this.#watch.wake();
   }
 
   /** Gives back the leases of workers with no call (all of them when piscina has tasks waiting; else those idle past the linger). */
   releaseIdle(now: number): void {
-    const urgent = this.#tasksWaiting;
+    const urgent = this.#tasksWaiting || this.#budget.contended;
     for (const channel of [...this.#leased.values()]) {
       if (channel.calls.size === 0 && (urgent || now - channel.idleSince >= LEASE_LINGER_MS)) this.#release(channel);
     }
@@ -294,8 +340,9 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   freed(channel: WorkerChannel): void {
-    // A describe or prepare waits in piscina: it gets this worker before more calls do, or calls streaming in would starve it.
-    if (channel.calls.size === 0 && this.#tasksWaiting) {
+    // A describe or prepare waits in piscina, or another pool waits for a thread: it gets this worker (or its token) before
+    // more calls of this pool do, or calls streaming in would starve it. This pool queues for a token again behind it.
+    if (channel.calls.size === 0 && (this.#tasksWaiting || this.#budget.contended)) {
       this.#release(channel);
       return this.#dispatch();
     }
@@ -354,6 +401,15 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return this.#leased.size;
   }
 
+  /** Workers that have not ended a lease given back `boundMs` ago: they are blocked, and hold a thread token meanwhile. */
+  *releasesOverdue(now: number, boundMs: number): Iterable<WorkerChannel> {
+    for (const { channel, since } of this.#releasing.values()) if (now - since > boundMs) yield channel;
+  }
+
+  get releasing(): number {
+    return this.#releasing.size;
+  }
+
   /** Every Worker of this process is seen here; this pool's own are bound by their first message. */
   #adopt(worker: Worker): void {
     if (!this.#piscina.threads.includes(worker)) return;
@@ -385,7 +441,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
   /** Loading a module and `prepareArguments` run module code too, so they get a deadline; past it, piscina terminates the worker. */
   async #runBounded(task: WorkerTask, signal: AbortSignal, message: string | (() => string)): Promise<unknown> {
     this.untracked++;
+    let token = false;
     try {
+      await this.#budget.acquire(signal);
+      token = true;
       const reply = this.#piscina.run(task, { signal });
       // Every worker may be leased and idle: give one back rather than make this task wait for the linger.
       if (this.#tasksWaiting) this.releaseIdle(Date.now());
@@ -394,6 +453,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
       if ((error as Error)?.name === 'AbortError') throw new Error(typeof message === 'string' ? message : message());
       throw error;
     } finally {
+      if (token) this.#budget.give();
       this.untracked--;
     }
   }

@@ -7,6 +7,8 @@ export interface WatchedPool {
   readonly untracked: number;
   readonly leaseCount: number;
   readonly oldestPendingLease: number;
+  readonly releasing: number;
+  releasesOverdue(now: number, boundMs: number): Iterable<WorkerChannel>;
   releaseIdle(now: number): void;
   /** Workers were retired for not taking a lease: the calls waiting for one count an attempt. */
   leaseStalled(): void;
@@ -23,6 +25,13 @@ const SWEEP_MS = 250;
 const NOT_STARTED_MS = 5_000;
 /** A lease piscina has not given to any worker this long, while workers look idle, means those workers are blocked. */
 const STALLED_MS = 10_000;
+/**
+ * A worker that has not ended its lease this long after the host gave it
+ * back is blocked (after its last call returned), and it still holds one of
+ * the thread tokens every trust domain's pool shares: it is retired, so
+ * another domain's call is not kept waiting for it.
+ */
+const RELEASE_BOUND_MS = 2_000;
 
 /**
  * One sweep for the whole pool, only while there is something to watch, so
@@ -49,7 +58,8 @@ export class WorkerWatch {
   #sweep(): void {
     const now = Date.now();
     this.pool.releaseIdle(now);
-    let watching = this.pool.leaseCount > 0 || this.pool.oldestPendingLease > 0;
+    for (const channel of [...this.pool.releasesOverdue(now, RELEASE_BOUND_MS)]) channel.retire('it did not give its lease back', false);
+    let watching = this.pool.leaseCount > 0 || this.pool.oldestPendingLease > 0 || this.pool.releasing > 0;
     const idle: WorkerChannel[] = [];
     for (const channel of this.pool.channels) {
       if (channel.calls.size > 0) {

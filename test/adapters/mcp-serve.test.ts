@@ -109,8 +109,11 @@ describe.each([
     await expect(call).rejects.toThrow(/abort/i);
     const log = await eventually(served.stderr, (text) => text.includes('✗ spin'), 10_000);
     expect(log).toMatch(/✗ spin \d+ ms: Tool call aborted: the tool ignored its signal and was killed after the grace period\./);
-    // ... and once it is killed the server is idle again.
-    expect(await cpuDuring(served.pid, 1_000)).toBeLessThan(0.1);
+    // ... and once it is killed the server is idle again (after the spin module's pool has started its replacement worker,
+    // which costs a tenth of a second of CPU once; a loop still running would never get there).
+    let idle = Infinity;
+    for (let tries = 0; tries < 10 && idle >= 0.05; tries++) idle = await cpuDuring(served.pid, 500);
+    expect(idle).toBeLessThan(0.05);
     const next = await served.client.callTool({ name: 'calculator', arguments: { expression: '6 * 7' } });
     expect(textOf(next)).toBe('6 * 7 = 42');
   });
