@@ -76,6 +76,8 @@ export const ToolErrors = {
     `Tool crashed: its isolation process did not answer the ${what} request within ${ms} ms, so it was killed and will be restarted.`,
   processKilledForOther: (reason: string) =>
     `Tool crashed: its isolation process was killed because ${reason}; calls running in it were stopped.`,
+  processExhausted: (openFiles: number) =>
+    `Tool call cancelled: its isolation process held ${openFiles} open descriptors, left open by tool calls, so it was replaced before they broke its calls.`,
   processBrokeProtocol: (problem: string) =>
     `Tool crashed: its isolation process broke the protocol (${truncate(problem, 300)}) and was killed.`,
   processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { processLauncher, type ChildLauncher, type ChildSpec } from '../src/isolation/child-launcher.ts';
+import { pidNamespaceSupport } from '../src/isolation/pid-namespace.ts';
 import { ProcessTier } from '../src/isolation/process-tier.ts';
 import { toRunnableModule } from '../src/pool/module-compiler.ts';
 import { fixture } from './support/executors.ts';
@@ -32,11 +33,16 @@ describe('child launcher', () => {
     expect(spec!.writePaths).toEqual(['/some/write']);
   });
 
-  test('the default launcher runs node under prlimit --data, in a session of its own', async () => {
-    const spec: ChildSpec = { node: '/bin/node', nodeArgs: ['--flag', 'entry.mjs'], env: { A: '1' }, memoryCapBytes: 1234, maxMemoryMb: 1, readPaths: [], writePaths: [] };
+  test('the default launcher runs node under prlimit --data and --nofile, in a session of its own', async () => {
+    const spec: ChildSpec = { node: '/bin/node', nodeArgs: ['--flag', 'entry.mjs'], env: { A: '1' }, memoryCapBytes: 1234, maxMemoryMb: 1, maxOpenFiles: 99, readPaths: [], writePaths: [] };
     const launch = await processLauncher.launch(spec);
     expect(launch.command).toMatch(/prlimit$/);
-    expect(launch.args).toEqual(['--data=1234', '/bin/node', '--flag', 'entry.mjs']);
-    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, serialization: 'advanced', stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+    expect(launch.args.slice(0, 2)).toEqual(['--data=1234', '--nofile=99']);
+    expect(launch.args.slice(-3)).toEqual(['/bin/node', '--flag', 'entry.mjs']);
+    // fd 3 is toolpool's framed channel, a plain socket: not Node's IPC channel.
+    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, stdio: ['ignore', 'inherit', 'pipe', 'pipe'] });
+    expect(launch.options).not.toHaveProperty('serialization');
+    // Where bubblewrap works, in a PID namespace of its own: the host's processes are neither visible nor signalable.
+    if (await pidNamespaceSupport()) expect(launch.args).toEqual(expect.arrayContaining(['--unshare-pid', '--proc', '/proc', '--new-session', '--die-with-parent']));
   });
 });

@@ -1,10 +1,12 @@
-import type { SpawnOptions } from 'node:child_process';
+import type { SpawnOptions, StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { pidNamespaceArgs, pidNamespaceSupport } from './pid-namespace.ts';
 
 /**
  * Everything the process tier's child needs, independent of how it is
  * started. A launcher turns it into a command line: the plain process tier
- * runs Node under `prlimit`, the sandbox tier wraps the same in `bwrap`.
+ * runs Node under `prlimit` in a PID namespace of its own (bubblewrap, where
+ * it works), the sandbox tier wraps the same in a full `bwrap` sandbox.
  */
 export interface ChildSpec {
   /** The Node binary to run (the host's own, `process.execPath`). */
@@ -17,6 +19,8 @@ export interface ChildSpec {
   memoryCapBytes: number;
   /** The tool's memory budget the cap was computed from (for messages). */
   maxMemoryMb: number;
+  /** Cap on the child's open descriptors (RLIMIT_NOFILE), so what a tool leaves open cannot exhaust more than its own child. */
+  maxOpenFiles: number;
   /**
    * Files and folders the child must read, besides the Node binary and its
    * system libraries: the child entry, toolpool's worker files, node_modules,
@@ -27,16 +31,23 @@ export interface ChildSpec {
   writePaths: string[];
   /** `permissions.net` as the user gave it: undefined (not asked), a boolean, or a 'host:port' list. */
   net?: boolean | readonly string[];
+  /** The child's working folder (default: the host's). */
+  cwd?: string;
 }
 
 /** How to start the child: what `child_process.spawn(command, args, options)` gets. */
 export interface ChildLaunch {
   command: string;
   args: string[];
-  /** Must keep fd 3 as `'ipc'` with `serialization: 'advanced'`, and fd 2 a pipe (see `childSpawnOptions`). */
+  /** Must keep fd 3 a `'pipe'`, toolpool's framed channel, and fd 2 a pipe (see `childSpawnOptions`). */
   options: SpawnOptions;
   /** Called once after the child exited, to undo what the launch set up (a proxy, a socket). */
   cleanup?: () => void;
+  /**
+   * The command reports a child killed by a signal as exit code 128 + the
+   * signal's number (bubblewrap does), so the host names the signal.
+   */
+  signalsAsExitCodes?: boolean;
 }
 
 export interface ChildLauncher {
@@ -45,42 +56,56 @@ export interface ChildLauncher {
   launch(spec: ChildSpec): ChildLaunch | Promise<ChildLaunch>;
 }
 
+type StdioEntry = Exclude<StdioOptions, string>[number];
+
+/** Where the framed channel to the host is in the child (see frame-channel.ts). */
+export const CHANNEL_FD = 3;
+
 /**
  * The spawn options every launcher starts from: the clean env, no stdin,
  * stderr through a pipe (the host forwards it, and reads "out of memory"
- * from it to name the memory limit), the ordered structured-clone IPC
- * channel on fd 3, and a session of its own, so a tool's `kill(0)` or a
+ * from it to name the memory limit), a socket on fd 3 for toolpool's own
+ * framed channel (not Node's IPC channel, whose parser a tool could break
+ * with a few bytes), and a session of its own, so a tool's `kill(0)` or a
  * signal to the host's process group does not reach the host.
  */
-export function childSpawnOptions(spec: ChildSpec): SpawnOptions {
+export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'inherit', stderr: StdioEntry = 'pipe'): SpawnOptions {
   return {
     env: spec.env,
-    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-    serialization: 'advanced',
+    stdio: ['ignore', stdout, stderr, 'pipe'],
     detached: true,
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
   };
 }
 
 /**
- * Caps a command's data segment with prlimit (Linux), which bounds Buffers
- * and ArrayBuffers too. `--as` cannot be used: Node reserves far more
- * address space than it uses. Without prlimit the command runs uncapped.
+ * Caps a command's data segment and descriptors with prlimit (Linux). The
+ * data cap bounds Buffers and ArrayBuffers too; `--as` cannot be used: Node
+ * reserves far more address space than it uses. Without prlimit the command
+ * runs uncapped.
  */
-export function withDataCap(bytes: number, command: string, args: string[]): { command: string; args: string[] } {
+export function withLimits(spec: ChildSpec, command: string, args: string[]): { command: string; args: string[] } {
   const prlimit = findPrlimit();
   if (!prlimit) return { command, args };
-  return { command: prlimit, args: [`--data=${bytes}`, command, ...args] };
+  return { command: prlimit, args: [`--data=${spec.memoryCapBytes}`, `--nofile=${spec.maxOpenFiles}`, command, ...args] };
 }
 
 export function findPrlimit(): string | undefined {
   return ['/usr/bin/prlimit', '/bin/prlimit'].find((path) => existsSync(path));
 }
 
-/** The plain process tier: `prlimit --data=<cap> node <flags> <entry>`. */
+/**
+ * The plain process tier: `prlimit node <flags> <entry>`, inside a PID
+ * namespace of its own where bubblewrap works (the host's processes are then
+ * neither visible nor signalable: `process.kill(process.ppid)` cannot reach
+ * the host); elsewhere as a plain child in a session of its own.
+ */
 export const processLauncher: ChildLauncher = {
   name: 'process',
-  launch(spec) {
-    const { command, args } = withDataCap(spec.memoryCapBytes, spec.node, spec.nodeArgs);
-    return { command, args, options: childSpawnOptions(spec) };
+  async launch(spec) {
+    const bwrap = await pidNamespaceSupport();
+    const node = [spec.node, ...spec.nodeArgs];
+    const { command, args } = bwrap ? withLimits(spec, bwrap, pidNamespaceArgs(node)) : withLimits(spec, node[0]!, node.slice(1));
+    return { command, args, options: childSpawnOptions(spec), ...(bwrap ? { signalsAsExitCodes: true } : {}) };
   },
 };

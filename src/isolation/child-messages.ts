@@ -19,6 +19,7 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return 'a message that is not an object';
   const m = message as Record<string, unknown>;
   if (m.type === 'ready') return { type: 'ready' };
+  if (m.type === 'exhausted') return isCount(m.openFiles) ? { type: 'exhausted', openFiles: m.openFiles } : 'an "exhausted" message without a descriptor count';
   if (!isId(m.id)) return `a "${String(m.type).slice(0, 40)}" message without a valid id`;
   const id = m.id;
   switch (m.type) {
@@ -88,4 +89,5 @@ export function failedRun(ran: RunOutcome, error: string): RunOutcome {
 }
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

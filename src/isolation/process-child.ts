@@ -4,24 +4,33 @@
  * this process (kill it, exhaust its memory, crash it natively) ends here;
  * the host sees the process die and starts another.
  */
-import { closeSync } from 'node:fs';
+import { closeSync, readdirSync } from 'node:fs';
 import { errorMessage } from '../errors.ts';
+import { openHostChannel } from './host-channel.ts';
+import { keepInspectorClosed } from './inspector-guard.ts';
 import { usePrecompiled } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 
-const send = (message: ChildToHost) => process.send!(message);
+// Before anything else: the tools in this process's workers can signal it.
+keepInspectorClosed();
+
 const aborts = new Map<number, AbortController>();
 const hostCalls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextHostCall = 1;
 let pools: PoolSet | undefined;
+/** Past this many open descriptors the child asks to be replaced: what a tool left open would soon break every call here. */
+let openFilesBound = Infinity;
 
-process.on('message', (message: HostToChild) => {
+const send = openHostChannel(onHostMessage, hostGone);
+
+function onHostMessage(message: HostToChild): void {
   switch (message.type) {
     case 'init': {
+      openFilesBound = Math.floor(message.init.maxOpenFiles * 0.75);
       closeInherited(message.init.closeFds ?? []);
       usePrecompiled(message.init.precompiled ?? {});
-      const { closeFds: _closed, hostFunctionNames: _names, precompiled: _compiled, ...options } = message.init;
+      const { closeFds: _closed, hostFunctionNames: _names, precompiled: _compiled, maxOpenFiles: _files, ...options } = message.init;
       const execArgv = options.execArgv === 'inherit' ? process.execArgv : options.execArgv;
       pools = new PoolSet({ ...options, execArgv, hostFunctions: hostFunctions(message.init) });
       return send({ type: 'ready' });
@@ -53,12 +62,14 @@ process.on('message', (message: HostToChild) => {
       return;
     }
     case 'close':
-      return void pools?.close().finally(() => process.exit(0));
+      return hostGone();
   }
-});
+}
 
-// The host going away (its IPC channel closing) ends this process too.
-process.on('disconnect', () => void pools?.close().finally(() => process.exit(0)));
+/** The host closed the channel, or asked to close: nothing here has anyone to answer to. */
+function hostGone(): void {
+  void (pools?.close() ?? Promise.resolve()).finally(() => process.exit(0));
+}
 
 async function execute(message: Extract<HostToChild, { type: 'execute' }>): Promise<void> {
   const abort = new AbortController();
@@ -76,6 +87,22 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
   );
   aborts.delete(message.id);
   send({ type: 'executed', id: message.id, outcome });
+  checkOpenFiles();
+}
+
+/**
+ * Descriptors a tool opened and left open stay open in this process (a
+ * worker thread's end does not close them). Counted after each call; past
+ * the bound the host is told, and replaces this child.
+ */
+function checkOpenFiles(): void {
+  let open: number;
+  try {
+    open = readdirSync('/proc/self/fd').length;
+  } catch {
+    return; // no procfs: the descriptor cap alone bounds them
+  }
+  if (open > openFilesBound) send({ type: 'exhausted', openFiles: open });
 }
 
 /**

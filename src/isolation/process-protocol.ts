@@ -1,7 +1,8 @@
 /**
- * Messages between the host and the process tier's child, over the child's
- * IPC channel (advanced serialization: structured clone). The channel is
- * ordered, so a call's updates always arrive before its result.
+ * Messages between the host and the process tier's child, over toolpool's
+ * framed channel on the child's fd 3 (frame-channel.ts: structured clone in
+ * length-prefixed frames). The channel is ordered, so a call's updates
+ * always arrive before its result.
  */
 import type { ResolvedLimits } from '../limits.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
@@ -27,6 +28,8 @@ export interface ChildInit {
   closeFds?: number[];
   /** Modules the host compiled for the child (source → compiled file): the child may not run esbuild under permissions. */
   precompiled?: Record<string, string>;
+  /** The child's cap on open descriptors; past three quarters of it, the child asks to be replaced. */
+  maxOpenFiles: number;
 }
 
 export type HostToChild =
@@ -48,4 +51,6 @@ export type ChildToHost =
   | { type: 'failed'; id: number; error: string }
   | { type: 'update'; id: number; partial: ToolResult }
   | { type: 'executed'; id: number; outcome: RunOutcome }
-  | { type: 'host-call'; id: number; name: string; args: unknown[] };
+  | { type: 'host-call'; id: number; name: string; args: unknown[] }
+  /** The child holds this many open descriptors, left by tools: it must be replaced before they break its calls. */
+  | { type: 'exhausted'; openFiles: number };

@@ -4,6 +4,7 @@
  * JSON, then the child entry file.
  */
 import { pathToFileURL } from 'node:url';
+import { keepInspectorClosed } from '../inspector-guard.ts';
 import type { ForwardRule } from './net-allowlist.ts';
 import { startForwarders } from './net-forwarder.ts';
 
@@ -12,16 +13,11 @@ interface SandboxChildPlan {
   rules: ForwardRule[];
 }
 
+keepInspectorClosed();
+
 const [planText = '{"rules":[]}', entry] = process.argv.slice(2);
 const plan = JSON.parse(planText) as SandboxChildPlan;
 
-// The host sends its first message as soon as the child starts; hold what
-// arrives while this module and the entry load, and hand it on in order.
-const early: unknown[] = [];
-const hold = (message: unknown) => void early.push(message);
-process.on('message', hold);
-
 if (plan.socket && plan.rules.length > 0) await startForwarders(plan.socket, plan.rules);
+// The host's first frames wait on the channel's socket until the entry reads them.
 await import(pathToFileURL(entry!).href);
-process.off('message', hold);
-for (const message of early) process.emit('message', message as never, undefined as never);

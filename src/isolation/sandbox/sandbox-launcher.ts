@@ -1,10 +1,9 @@
-import type { StdioOptions } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toRunnableModule } from '../../pool/module-compiler.ts';
-import { childSpawnOptions, withDataCap, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
+import { childSpawnOptions, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
 import { bwrapArgs, type GeneratedFile } from './bwrap-args.ts';
 import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarget } from './net-allowlist.ts';
 import { NetProxy } from './net-proxy.ts';
@@ -52,10 +51,10 @@ export class SandboxLauncher implements ChildLauncher {
       workingDirectory: process.cwd(),
     };
     const inner = [spec.node, ...flags, sandboxEntry, plan, entry];
-    const { command, args } = withDataCap(spec.memoryCapBytes, this.bwrap, bwrapArgs(layout, inner));
+    const { command, args } = withLimits(spec, this.bwrap, bwrapArgs(layout, inner));
     const stdio = await sandboxStdio();
-    const options = { ...childSpawnOptions(spec), stdio: ['ignore', stdio.stdout, stdio.stderr, 'ipc'] as StdioOptions };
-    return { command, args, options, cleanup: () => void stdio.close() };
+    const options = childSpawnOptions(spec, stdio.stdout, stdio.stderr);
+    return { command, args, options, cleanup: () => void stdio.close(), signalsAsExitCodes: true };
   }
 
   async close(): Promise<void> {
