@@ -16,6 +16,9 @@ export const ToolErrors = {
   validationFailed: (name: string, problems: string[], received: unknown, total = problems.length) =>
     `Validation failed for tool "${boundText(name, 200)}":\n${listProblems(problems, total)}\n` +
     `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
+  detailsDoNotMatch: (name: string, problems: string[], details: unknown, total = problems.length) =>
+    `Tool "${boundText(name, 200)}" returned details that do not match its outputSchema:\n${listProblems(problems, total)}\n` +
+    `Returned details: ${preview(details)}`,
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
@@ -28,6 +31,7 @@ export const ToolErrors = {
   rejected: (name: string, reason: string) => `Not run: a person rejected this call of "${name}"${reason ? ` (${reason})` : ''}.`,
   notApproved: (name: string) =>
     `Not run: "${name}" needs a person's approval, and this call has none (pass approvals to executeBatch, or run it through an Agent).`,
+  notApprovedBecause: (name: string, why: string) => `Not run: "${name}" needs a person's approval, and ${boundText(why, 1000)}`,
   needsApprovalFailed: (name: string, message: string) => `needsApproval of tool "${name}" failed: ${message}`,
   beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
   afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
@@ -171,6 +175,7 @@ export const ConfigErrors = {
   patternNotLinear: (pattern: string, reason: string) =>
     `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
+  invalidOutputSchema: (where: string, message: string) => `Tool ${where} has an invalid outputSchema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
   badToolEntry: (index: number, received: string) =>
