@@ -259,4 +259,22 @@ export const AdapterErrors = {
   httpFailed: (message: string) => `The MCP request failed: ${message}`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
+  // The rest of a "Not run: "tool" needs a person's approval, and ..." error result.
+  elicitationUnsupported: (client: string | undefined) =>
+    `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +
+    'Use an MCP client that supports elicitation, or serve this tool without needsApproval.',
+  elicitationFailed: (client: string | undefined, message: string) =>
+    `asking for it through ${quotedClient(client)} failed (${boundText(message, 500)}), so it did not run. Call the tool again to be asked again.`,
+  /** The reason of a rejection, shown as "a person rejected this call of "tool" (reason)". */
+  declinedInClient: (client: string | undefined, dismissed: boolean) =>
+    dismissed ? `the approval request in ${quotedClient(client)} was dismissed` : `declined in ${quotedClient(client)}`,
+  /** The question MCP elicitation shows to the person: the tool and the arguments exactly as they would run. */
+  approvalQuestion: (tool: string, label: string | undefined, args: unknown) =>
+    `Allow the tool ${label !== undefined ? `"${boundText(label, 200)}" (${tool})` : `"${tool}"`} to run with these arguments?\n` +
+    truncate(JSON.stringify(args, null, 2), 4000),
 } as const;
+
+/** The client as it named itself in `initialize`, when it did. */
+function quotedClient(client: string | undefined): string {
+  return client === undefined ? 'the MCP client' : `the MCP client "${boundText(client, 100)}"`;
+}

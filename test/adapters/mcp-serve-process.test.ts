@@ -55,7 +55,7 @@ function stdoutMessages(child: ServeChild): Array<Record<string, unknown>> {
 }
 
 describe('toolpool serve over stdio, on the wire', () => {
-  test('every progress notification is written before the result, counted 1..n, with the update text', async () => {
+  test('every progress notification is written before the result, with the percent as progress of a total of 100 and the update text', async () => {
     const child = serve(['--tools', 'tools/hash.ts']);
     const messages = stdoutMessages(child);
     await initialize(child);
@@ -63,7 +63,7 @@ describe('toolpool serve over stdio, on the wire', () => {
     await response(child, 2);
     const forCall = messages.filter((m) => m.id === 2 || m.method === 'notifications/progress');
     expect(forCall.map((m) => (m.id === 2 ? 'result' : (m.params as { progress: number; message: string }).message))).toEqual(['25%', '50%', '75%', '100%', 'result']);
-    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([1, 2, 3, 4].map((progress) => expect.objectContaining({ progressToken: 'tok', progress })));
+    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([25, 50, 75, 100].map((progress) => expect.objectContaining({ progressToken: 'tok', progress, total: 100 })));
     child.stdin!.end();
     expect(await exited(child)).toEqual({ code: 0, signal: null });
   });
