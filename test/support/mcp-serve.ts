@@ -57,8 +57,8 @@ export async function serveOverHttp(args: string[], clientOptions?: ClientOption
 export type ServeChild = ChildProcess & { stderrText: string };
 
 /** `node bin/toolpool.js serve ...` with piped stdio; stderr is collected in `stderrText`. */
-export function startServe(args: string[]): ServeChild {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
+export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): ServeChild {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
   child.stderrText = '';
   child.stderr!.on('data', (chunk: Buffer) => (child.stderrText += chunk.toString()));
   return child;
