@@ -268,6 +268,9 @@ export const AdapterErrors = {
   /** The reason of a rejection, shown as "a person rejected this call of "tool" (reason)". */
   declinedInClient: (client: string | undefined, dismissed: boolean) =>
     dismissed ? `the approval request in ${quotedClient(client)} was dismissed` : `declined in ${quotedClient(client)}`,
+  aiSdkNotAsked: () =>
+    'the AI SDK ran it without asking: a toolApproval setting for this tool took the place of its needsApproval. ' +
+    "Leave the tool out of toolApproval (aiSdkTools sets its needsApproval), or set it to 'user-approval'.",
   /** The question MCP elicitation shows to the person: the tool and the arguments exactly as they would run. */
   approvalQuestion: (tool: string, label: string | undefined, args: unknown) =>
     `Allow the tool ${label !== undefined ? `"${boundText(label, 200)}" (${tool})` : `"${tool}"`} to run with these arguments?\n` +
