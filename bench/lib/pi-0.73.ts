@@ -11,32 +11,13 @@
  * (start events, argument validation, execution, end events, result
  * messages) and none of the model turns around it.
  */
-import { runAgentLoop, type AgentEvent, type AgentLoopConfig, type AgentTool, type StreamFn } from '@mariozechner/pi-agent-core';
+import { runAgentLoop, type AgentLoopConfig, type AgentTool, type StreamFn } from '@mariozechner/pi-agent-core';
 import { Type, createAssistantMessageEventStream, type AssistantMessage, type Message, type Model } from '@mariozechner/pi-ai';
 import hashTool from '../../tools/hash.ts';
-import type { ToolCall } from '../../src/tool.ts';
-import { nowNs } from './clock.ts';
 import { packageVersion } from './machine.ts';
-import type { PiBatch, PiPeer, PiTool, SpanHooks } from './pi.ts';
+import { measureToolStep, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
 
-const MODEL: Model<string> = {
-  id: 'scripted',
-  name: 'Scripted model',
-  api: 'scripted',
-  provider: 'scripted',
-  baseUrl: '',
-  reasoning: false,
-  input: ['text'],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow: 1_000_000,
-  maxTokens: 1_000_000,
-};
-
-const NO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-
-function assistant(content: AssistantMessage['content'], stopReason: 'toolUse' | 'stop'): AssistantMessage {
-  return { role: 'assistant', content, api: MODEL.api, provider: MODEL.provider, model: MODEL.id, usage: NO_USAGE, stopReason, timestamp: Date.now() };
-}
+const MODEL: Model<string> = SCRIPTED_MODEL;
 
 /** The same trivial tool as bench/tools/noop.ts, as a pi-agent-core tool. */
 const piNoop: AgentTool = {
@@ -71,50 +52,26 @@ const piHash: AgentTool = {
   },
 };
 
-class PiHarness {
-  readonly #config: AgentLoopConfig;
-
-  constructor(private readonly tools: AgentTool[]) {
-    this.#config = { model: MODEL, convertToLlm: (messages) => messages as Message[], toolExecution: 'parallel' };
-  }
-
-  /** One agent-loop run that executes `calls` as one batch; returns the tool step's span. */
-  async batch(calls: ToolCall[], hooks: SpanHooks = {}): Promise<PiBatch> {
-    const toolTurn = assistant(
-      calls.map((call) => ({ type: 'toolCall' as const, id: call.id, name: call.name, arguments: call.arguments as Record<string, unknown> })),
-      'toolUse',
-    );
-    const finalTurn = assistant([{ type: 'text', text: 'done' }], 'stop');
-    let turn = 0;
-    const streamFn: StreamFn = () => {
-      const message = turn++ === 0 ? toolTurn : finalTurn;
-      const stream = createAssistantMessageEventStream();
-      stream.push({ type: 'done', reason: message.stopReason === 'toolUse' ? 'toolUse' : 'stop', message });
-      return stream;
-    };
-    let start = 0;
-    let end = 0;
-    let results: Message[] = [];
-    const emit = async (event: AgentEvent) => {
-      if (event.type === 'message_end' && event.message === toolTurn) {
-        await hooks.before?.();
-        start = nowNs();
-      } else if (event.type === 'turn_end' && event.message === toolTurn) {
-        end = nowNs();
-        results = event.toolResults;
-        await hooks.after?.();
-      }
-    };
-    const context = { systemPrompt: '', messages: [], tools: this.tools };
-    await runAgentLoop([{ role: 'user', content: 'go', timestamp: Date.now() }], context, this.#config, emit, undefined, streamFn);
-    if (start === 0 || end === 0) throw new Error('pi-agent-core: the scripted run did not execute its tool batch');
-    return { ns: end - start, results };
-  }
+/** 0.73's messages and loop for a scripted run (see measureToolStep). */
+function scriptedLoop(tools: AgentTool[]): ScriptedLoop<AssistantMessage> {
+  const config: AgentLoopConfig = { model: MODEL, convertToLlm: (messages) => messages as Message[], toolExecution: 'parallel' };
+  return {
+    // Its tool-call arguments are the bench's own objects: JSON, as the loop expects.
+    assistant: (calls) => scriptedTurn(calls) as AssistantMessage,
+    run: (next, emit) => {
+      const streamFn: StreamFn = scriptedStreamFn(next, createAssistantMessageEventStream);
+      const context = { systemPrompt: '', messages: [], tools };
+      return runAgentLoop([{ role: 'user', content: 'go', timestamp: Date.now() }], context, config, emit, undefined, streamFn);
+    },
+  };
 }
 
 const TOOLS: Record<PiTool, AgentTool> = { noop: piNoop, hash: piHash };
 
 export const peer: PiPeer = {
   name: `@mariozechner/pi-agent-core ${packageVersion('@mariozechner/pi-agent-core')}`,
-  harness: (tools) => new PiHarness(tools.map((name) => TOOLS[name])),
+  harness: (tools) => {
+    const loop = scriptedLoop(tools.map((name) => TOOLS[name]));
+    return { batch: (calls, hooks) => measureToolStep(loop, calls, hooks) };
+  },
 };
