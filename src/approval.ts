@@ -20,9 +20,11 @@ export interface ApprovalOptions {
   /**
    * A call that needs approval and has no decision: `'refuse'` (the
    * default) answers it with an error result; `'pause'` runs no call of
-   * the batch and returns the undecided calls as `pending`.
+   * the batch and returns the undecided calls as `pending`;
+   * `{ refuse: why }` refuses it with an error result that says why nobody
+   * could decide (e.g. `'the MCP client cannot ask a person'`).
    */
-  undecided?: 'refuse' | 'pause';
+  undecided?: 'refuse' | 'pause' | { refuse: string };
 }
 
 /** The gate's answer for a batch: calls to wait for, or error texts for calls that must not run. */
@@ -70,8 +72,9 @@ async function checkCall(tool: RegisteredTool, call: ToolCall, options: Approval
   const answer = await askTool(tool, args);
   if (typeof answer === 'string') return void check.refusals.set(call.id, answer);
   if (!answer) return;
-  if (options.undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
-  else check.refusals.set(call.id, ToolErrors.notApproved(call.name));
+  const undecided = options.undecided ?? 'refuse';
+  if (undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
+  else check.refusals.set(call.id, undecided === 'refuse' ? ToolErrors.notApproved(call.name) : ToolErrors.notApprovedBecause(call.name, undecided.refuse));
 }
 
 /** true or false, or the error text when the tool's `needsApproval` failed. */

@@ -240,7 +240,10 @@ export class BatchRun {
       outcome = { ok: false as const, error: ToolErrors.workerCrashed(errorMessage(error)) };
     }
     state.usage = outcome.usage;
-    if (outcome.ok) this.#settle(state, outcome.result, false);
+    // A tool with an outputSchema promised details of that shape: a result that breaks it is the tool's error.
+    const mismatch = outcome.ok ? tool.checkDetails?.(outcome.result) : undefined;
+    if (mismatch !== undefined) this.#settle(state, textResult(mismatch), true);
+    else if (outcome.ok) this.#settle(state, outcome.result, false);
     else this.#settle(state, textResult(outcome.error), true);
   }
 

@@ -16,6 +16,9 @@ export const ToolErrors = {
   validationFailed: (name: string, problems: string[], received: unknown, total = problems.length) =>
     `Validation failed for tool "${boundText(name, 200)}":\n${listProblems(problems, total)}\n` +
     `Received arguments: ${typeof received === 'string' ? truncate(received, 500) : preview(received)}`,
+  detailsDoNotMatch: (name: string, problems: string[], details: unknown, total = problems.length) =>
+    `Tool "${boundText(name, 200)}" returned details that do not match its outputSchema:\n${listProblems(problems, total)}\n` +
+    `Returned details: ${preview(details)}`,
   prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
@@ -28,6 +31,7 @@ export const ToolErrors = {
   rejected: (name: string, reason: string) => `Not run: a person rejected this call of "${name}"${reason ? ` (${reason})` : ''}.`,
   notApproved: (name: string) =>
     `Not run: "${name}" needs a person's approval, and this call has none (pass approvals to executeBatch, or run it through an Agent).`,
+  notApprovedBecause: (name: string, why: string) => `Not run: "${name}" needs a person's approval, and ${boundText(why, 1000)}`,
   needsApprovalFailed: (name: string, message: string) => `needsApproval of tool "${name}" failed: ${message}`,
   beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
   afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
@@ -173,6 +177,7 @@ export const ConfigErrors = {
   patternNotLinear: (pattern: string, reason: string) =>
     `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
+  invalidOutputSchema: (where: string, message: string) => `Tool ${where} has an invalid outputSchema: ${message}`,
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
   unknownModuleEntryKey: (index: number, key: string, known: string[]) =>
@@ -260,4 +265,25 @@ export const AdapterErrors = {
   httpFailed: (message: string) => `The MCP request failed: ${message}`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
+  // The rest of a "Not run: "tool" needs a person's approval, and ..." error result.
+  elicitationUnsupported: (client: string | undefined) =>
+    `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +
+    'Use an MCP client that supports elicitation, or serve this tool without needsApproval.',
+  elicitationFailed: (client: string | undefined, message: string) =>
+    `asking for it through ${quotedClient(client)} failed (${boundText(message, 500)}), so it did not run. Call the tool again to be asked again.`,
+  /** The reason of a rejection, shown as "a person rejected this call of "tool" (reason)". */
+  declinedInClient: (client: string | undefined, dismissed: boolean) =>
+    dismissed ? `the approval request in ${quotedClient(client)} was dismissed` : `declined in ${quotedClient(client)}`,
+  aiSdkNotAsked: () =>
+    'the AI SDK ran it without asking: a toolApproval setting for this tool took the place of its needsApproval. ' +
+    "Leave the tool out of toolApproval (aiSdkTools sets its needsApproval), or set it to 'user-approval'.",
+  /** The question MCP elicitation shows to the person: the tool and the arguments exactly as they would run. */
+  approvalQuestion: (tool: string, label: string | undefined, args: unknown) =>
+    `Allow the tool ${label !== undefined ? `"${boundText(label, 200)}" (${tool})` : `"${tool}"`} to run with these arguments?\n` +
+    truncate(JSON.stringify(args, null, 2), 4000),
 } as const;
+
+/** The client as it named itself in `initialize`, when it did. */
+function quotedClient(client: string | undefined): string {
+  return client === undefined ? 'the MCP client' : `the MCP client "${boundText(client, 100)}"`;
+}

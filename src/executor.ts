@@ -1,8 +1,9 @@
+import { checkApprovals, type PendingApproval } from './approval.ts';
 import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
 import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
-import { definedLimits } from './tool-info.ts';
+import { definedLimits, type ToolInfo } from './tool-info.ts';
 import { TrustDomains } from './domains/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import { checkExecutorOptions } from './options-schema.ts';
@@ -11,16 +12,37 @@ import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
 import { toolEnvironment } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import { resolveLimits } from './limits.ts';
-import type { ExecutionMode, HostFunctions, Isolation, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
+import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSchema, ToolAnnotations, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
 
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
   readonly definitions: ToolSchema[];
   /** Each tool's `label` (UI metadata, S2) by tool name, for tools that have one; never sent to a model. */
   readonly labels: ReadonlyMap<string, string>;
+  /** What clients of the tools (MCP, the AI SDK, UIs) need beyond the definitions, by tool name; never sent to a model. */
+  readonly metadata: ReadonlyMap<string, ToolMetadata>;
   subscribe(listener: Listener<ToolEvent>): () => void;
   executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;
+  /**
+   * The calls among `toolCalls` that would wait for a person's approval,
+   * with the validated arguments they would run with. Runs no tool: only
+   * what the approval gate of `executeBatch` runs (`prepareArguments`,
+   * validation, a `needsApproval` function). A call that would fail anyway,
+   * or whose `needsApproval` function fails, is not listed: running it
+   * gives its error result.
+   */
+  needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]>;
   close(): Promise<void>;
+}
+
+/** A tool's metadata, as `executor.metadata` gives it. */
+export interface ToolMetadata {
+  /** MCP tool hints from `defineTool({ annotations })`. */
+  annotations?: ToolAnnotations;
+  /** The JSON Schema of the result's details, from `defineTool({ outputSchema })`; results are checked against it. */
+  outputSchema?: OutputSchema;
+  /** Whether calls need a person's approval: `'never'`, `'always'`, or `'function'` (the tool's `needsApproval(args)` decides per call). */
+  needsApproval: ApprovalPolicy;
 }
 
 /**
@@ -88,6 +110,7 @@ function workerCounts(workers: WorkerOptions | undefined) {
 class ToolExecutor implements Executor {
   readonly definitions: ToolSchema[];
   readonly labels: ReadonlyMap<string, string>;
+  readonly metadata: ReadonlyMap<string, ToolMetadata>;
   readonly #events = new OrderedEmitter<ToolEvent>();
   readonly #hooks = new HookQueue();
   #closed = false;
@@ -103,6 +126,7 @@ class ToolExecutor implements Executor {
       parameters: info.parameters,
     }));
     this.labels = new Map([...tools.values()].flatMap(({ info }) => (info.label !== undefined ? [[info.name, info.label] as const] : [])));
+    this.metadata = new Map([...tools.values()].map(({ info }) => [info.name, toolMetadata(info)] as const));
   }
 
   subscribe(listener: Listener<ToolEvent>): () => void {
@@ -128,9 +152,22 @@ class ToolExecutor implements Executor {
     return new BatchRun(environment, calls, options).run();
   }
 
+  async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
+    if (this.#closed) throw new Error(ConfigErrors.closed());
+    return (await checkApprovals(this.tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.domains.close();
   }
+}
+
+function toolMetadata(info: ToolInfo): ToolMetadata {
+  return {
+    ...(info.annotations !== undefined ? { annotations: info.annotations } : {}),
+    ...(info.outputSchema !== undefined ? { outputSchema: info.outputSchema } : {}),
+    needsApproval: info.needsApproval ?? 'never',
+  };
 }

@@ -2,23 +2,26 @@
 export { defineTool, isTool } from './tool.ts';
 export type {
   ApprovalCheck,
+  ApprovalPolicy,
   Content,
   ExecutionMode,
   HostFunctions,
   ImageContent,
   Isolation,
+  OutputSchema,
   TextContent,
   Tool,
   ToolCall,
   ToolContext,
   ToolDefinition,
+  ToolAnnotations,
   ToolLimits,
   ToolResult,
   ToolResultMessage,
   ToolSchema,
 } from './tool.ts';
 export { createExecutor } from './executor.ts';
-export type { Executor } from './executor.ts';
+export type { Executor, ToolMetadata } from './executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';
 export type { Permissions } from './isolation/permissions.ts';
 export type { EnvOption } from './isolation/environment.ts';

@@ -5,7 +5,7 @@ import { MIN_MEMORY_MB } from './limits.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { ToolInfo } from './tool-info.ts';
-import type { ToolDefinition, ToolLimits } from './tool.ts';
+import type { ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
  * The options of `createExecutor` and `defineTool`, described once with
@@ -98,6 +98,25 @@ const executorProperties = {
 
 export const ExecutorOptionsSchema = Options(executorProperties, 'an object with a tools array');
 
+/** MCP's tool hints; the title is bounded because clients show it and a module's worker reports it. */
+const annotationsProperties = {
+  title: Optional(Type.String({ maxLength: 256, expected: 'a string of at most 256 characters' })),
+  readOnlyHint: Optional(Type.Boolean({ expected: 'a boolean' })),
+  destructiveHint: Optional(Type.Boolean({ expected: 'a boolean' })),
+  idempotentHint: Optional(Type.Boolean({ expected: 'a boolean' })),
+  openWorldHint: Optional(Type.Boolean({ expected: 'a boolean' })),
+} satisfies Described<ToolAnnotations>;
+
+const AnnotationsSchema = Options(annotationsProperties, 'an object of hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)');
+
+/** An object schema: MCP's outputSchema and structuredContent are objects. Its size is checked with the parameters'. */
+const OutputSchemaSchema = Type.Unsafe({
+  type: 'object',
+  required: ['type'],
+  properties: { type: { const: 'object', expected: '"object" (details are an object, as MCP\'s structuredContent)' } },
+  expected: 'an object schema (Type.Object({...}) or { type: "object", ... })',
+});
+
 const toolProperties = {
   name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$', expected: '1-64 letters, digits, "_" or "-"' }),
   description: Type.String({ expected: 'a string' }),
@@ -111,6 +130,8 @@ const toolProperties = {
   // Calls of this tool that may run at once in one worker (I/O-bound tools).
   concurrency: Optional(CONCURRENCY),
   needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (args) => boolean' })),
+  annotations: Optional(AnnotationsSchema),
+  outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolDefinition> & Record<string, TSchema>;
 
 export const ToolDefinitionSchema = Options(toolProperties, 'an object');
@@ -133,6 +154,8 @@ const toolInfoProperties = {
   hasPrepare: Type.Boolean({ expected: 'a boolean' }),
   hasExecute: Type.Boolean({ expected: 'a boolean' }),
   needsApproval: Optional(Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], { expected: '"never", "always" or "function"' })),
+  annotations: Optional(AnnotationsSchema),
+  outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolInfo>;
 
 const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');

@@ -15,12 +15,15 @@ import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
+import { compileDetailsValidator, type DetailsValidator } from './output-validation.ts';
 
 export interface RegisteredTool {
   readonly info: ToolInfo;
   /** How the user gave it, for messages: `module tools/calc.ts` or `inline tool "calc"`. */
   readonly source: string;
   readonly validate: ArgumentValidator;
+  /** Checks a result's `details` against the tool's `outputSchema`; only for tools that have one. */
+  readonly checkDetails?: DetailsValidator;
   readonly runner: ToolRunner;
   /** The tool's limits over the executor's over the defaults, resolved once. */
   readonly limits: ResolvedLimits;
@@ -91,6 +94,7 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
+    ...detailsValidator(info, where),
     limits: resolveLimits(context.limits, info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
@@ -130,6 +134,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext, domain:
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
+    ...detailsValidator(info, where, { untrusted: true }),
     limits,
     runner: {
       prepare: (raw, signal) => domain.prepare(ref, isolation, raw, limits, signal),
@@ -137,6 +142,10 @@ async function registerModule(ref: ModuleTask, context: RegistryContext, domain:
       execute: (job) => domain.execute(job, ref, isolation),
     },
   };
+}
+
+function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: boolean } = {}): { checkDetails?: DetailsValidator } {
+  return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
 }
 
 async function loadModule(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry> {

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors } from './errors.ts';
 import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
-import type { ApprovalPolicy, ExecutionMode, Isolation, ToolDefinition, ToolLimits } from './tool.ts';
+import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -22,6 +22,10 @@ export interface ToolInfo {
   hasExecute: boolean;
   /** Whether calls need a person's approval before they run (`needsApproval`); left out means never. */
   needsApproval?: ApprovalPolicy;
+  /** MCP tool hints, as given; left out when the tool has none. */
+  annotations?: ToolAnnotations;
+  /** The JSON Schema of the result's `details`, without TypeBox's symbol keys. */
+  outputSchema?: OutputSchema;
 }
 
 /**
@@ -45,6 +49,8 @@ export async function describeTool(value: unknown, where: string): Promise<ToolI
     hasPrepare: typeof tool.prepareArguments === 'function',
     hasExecute: typeof tool.execute === 'function',
     needsApproval: approvalPolicy(tool.needsApproval),
+    ...(tool.annotations !== undefined ? { annotations: definedFields(tool.annotations) } : {}),
+    ...(tool.outputSchema !== undefined ? { outputSchema: plainSchema(tool.outputSchema) } : {}),
   };
 }
 
@@ -68,6 +74,8 @@ export async function checkToolInfo(value: unknown, where: string): Promise<Tool
   const info = value as ToolInfo;
   const schemaProblem = schemaSizeProblem(info.parameters);
   if (schemaProblem) throw new Error(ConfigErrors.invalidSchema(where, schemaProblem));
+  const outputProblem = info.outputSchema !== undefined ? schemaSizeProblem(info.outputSchema) : undefined;
+  if (outputProblem) throw new Error(ConfigErrors.invalidOutputSchema(where, outputProblem));
   return info;
 }
 
@@ -91,14 +99,15 @@ function depthOver(root: unknown, limit: number): boolean {
 
 /** A limits object the options schema accepted, without the keys left undefined. */
 export function definedLimits(limits: ToolLimits | undefined): ToolLimits {
-  const defined: ToolLimits = {};
-  for (const [key, value] of Object.entries(limits ?? {})) {
-    if (value !== undefined) defined[key as keyof ToolLimits] = value;
-  }
-  return defined;
+  return definedFields(limits ?? {});
+}
+
+/** An options object without the keys left undefined (they would cross to the host as keys). */
+function definedFields<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** The JSON Schema without TypeBox's symbol keys, as sent to the model and to Ajv. */
-function plainSchema(schema: TSchema): TSchema {
-  return JSON.parse(JSON.stringify(schema)) as TSchema;
+function plainSchema<T extends object>(schema: T): T {
+  return JSON.parse(JSON.stringify(schema)) as T;
 }

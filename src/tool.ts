@@ -89,7 +89,37 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
    * running such a batch; see `agent.resume()`.
    */
   needsApproval?: boolean | ApprovalCheck<Static<TParams>>;
+  /** Hints for clients that list the tool (MCP tool annotations); UI metadata, they never change execution. */
+  annotations?: ToolAnnotations;
+  /**
+   * The shape of the result's `details`, as a TypeBox or JSON Schema object
+   * schema. The host checks every result's details against it (a mismatch
+   * is an error result saying so), and MCP clients get it as the tool's
+   * `outputSchema`, with the details as `structuredContent`.
+   */
+  outputSchema?: OutputSchema;
 }
+
+/**
+ * MCP's tool annotations: hints a client may show or act on (ask before a
+ * destructive call, retry an idempotent one). Hints only: a client must not
+ * trust them for safety, and toolpool does not enforce them.
+ */
+export interface ToolAnnotations {
+  /** A human-readable title (MCP shows the tool's `label` first when both are set). */
+  title?: string;
+  /** The tool does not change its environment. */
+  readOnlyHint?: boolean;
+  /** The tool may delete or overwrite (meaningful when not read-only). */
+  destructiveHint?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotentHint?: boolean;
+  /** The tool reaches an open world (the web, other people's systems), not only a closed one. */
+  openWorldHint?: boolean;
+}
+
+/** A JSON Schema (or TypeBox schema) of an object: `details` must be an object for MCP's `structuredContent`. */
+export type OutputSchema = TSchema | { type: 'object'; [keyword: string]: unknown };
 
 /**
  * `(args) => boolean | Promise<boolean>`, declared as a method so that a

@@ -14,12 +14,13 @@ import { linearRegExp } from './linear-regexp.ts';
  * `useDefaults` fills schema defaults; `allErrors` lets one error result
  * name every wrong field at once (S4).
  */
-const trustedAjv = argumentAjv();
-const untrustedAjv = argumentAjv(linearRegExp);
+const trustedAjv = schemaAjv({ coerce: true });
+const untrustedAjv = schemaAjv({ coerce: true, regExp: linearRegExp });
 
-function argumentAjv(regExp?: RegExpEngine): Ajv {
+/** An Ajv instance as toolpool sets them up; `coerce` for arguments, not for checking what a tool returned. */
+export function schemaAjv({ coerce, regExp }: { coerce: boolean; regExp?: RegExpEngine }): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
-  const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
+  const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
   // `email`, `uri`, `date-time`, `uuid`, … are checked, not only shown to the model.
   // ajv-formats is CommonJS: under NodeNext its default import is module.exports, whose `default` is the plugin.
   ajvFormats.default(ajv);
@@ -66,7 +67,8 @@ export function compileArgumentValidator(toolName: string, where: string, schema
   };
 }
 
-function describeProblem(error: ErrorObject): string {
+/** One problem Ajv found, in words: `limit: must be <= 50`. */
+export function describeProblem(error: ErrorObject): string {
   const field = fieldOf(error);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {

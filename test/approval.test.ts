@@ -45,6 +45,19 @@ describe('executeBatch: approvals', () => {
     expect(batch.pending).toBeUndefined();
   });
 
+  test('undecided: { refuse: why } refuses the call with an error result that says why nobody could approve it', async () => {
+    const log: string[] = [];
+    const executor = await createExecutor({ tools: [deleteTool(log), listTool(log)] });
+    const batch = await executor.executeBatch([call('c1', 'delete', { path: 'a.txt' }), call('c2', 'list')], {
+      approvals: { undecided: { refuse: 'no one is there to ask.' } },
+    });
+    expect(log).toEqual(['list']);
+    expect(batch.results.map((r) => [textOf(r), r.isError])).toEqual([
+      ['Not run: "delete" needs a person\'s approval, and no one is there to ask.', true],
+      ['a.txt b.txt', false],
+    ]);
+  });
+
   test("undecided: 'pause' runs no call of the batch, sends no event and returns the pending calls with validated, coerced args", async () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [deleteTool(log), listTool(log)] });

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { CASES } from '../bench/cases/index.ts';
 import { machineInfo } from '../bench/lib/machine.ts';
+import { newPiRuns, piPeer } from '../bench/lib/pi.ts';
 import { consoleReport, markdownReport } from '../bench/lib/report.ts';
 import { removeBuild } from '../bench/lib/toolpool.ts';
 import type { BenchContext, CaseResult } from '../bench/lib/types.ts';
@@ -44,5 +45,24 @@ describe('bench smoke: each case of bench/ runs with tiny sizes', () => {
     }
     expect(doc).toContain(machine.cpu);
     expect(doc).toContain(machine.node);
+  });
+});
+
+describe('bench: the pi-agent-core peer follows the Node line', () => {
+  test.each([
+    ['20.20.2', false],
+    ['22.18.0', false],
+    ['22.19.0', true],
+    ['24.1.0', true],
+    ['26.0.0', true],
+  ])('Node %s runs @earendil-works/pi-agent-core 1.x: %s', (version, runs) => {
+    expect(newPiRuns(version)).toBe(runs);
+  });
+
+  test('the peer loaded here is the one for this line, and its loop runs a tool batch', async () => {
+    const peer = await piPeer();
+    expect(peer.name).toMatch(newPiRuns() ? /^@earendil-works\/pi-agent-core 1\.\d+\.\d+$/ : /^@mariozechner\/pi-agent-core 0\.73\.\d+$/);
+    const { results } = await peer.harness(['noop']).batch([{ id: 'a', name: 'noop', arguments: { n: 7 } }]);
+    expect(results).toEqual([expect.objectContaining({ isError: false, content: [{ type: 'text', text: '7' }] })]);
   });
 });

@@ -23,6 +23,19 @@ describe('defineTool types', () => {
     });
   });
 
+  test('annotations are typed hints; outputSchema takes a TypeBox or JSON Schema object schema', () => {
+    const base = { name: 'hinted', description: 'x', parameters: Type.Object({}), execute: () => ({ content: [] }) };
+    defineTool({ ...base, annotations: { title: 'Hinted', readOnlyHint: true, openWorldHint: false } });
+    defineTool({ ...base, outputSchema: Type.Object({ n: Type.Number() }) });
+    defineTool({ ...base, outputSchema: { type: 'object', properties: { n: { type: 'number' } } } });
+    // @ts-expect-error a hint is a boolean
+    defineTool({ ...base, annotations: { readOnlyHint: 'yes' } });
+    // @ts-expect-error not an MCP tool hint
+    defineTool({ ...base, annotations: { color: 'red' } });
+    // @ts-expect-error a JSON Schema object schema says type: 'object'
+    defineTool({ ...base, outputSchema: { type: 'array' } });
+  });
+
   test('a wrong argument type or a wrong result shape does not compile', () => {
     defineTool({
       name: 'typed',

@@ -13,6 +13,7 @@ export default defineTool({
     expression: Type.String({ minLength: 1, maxLength: 500, description: 'The expression to evaluate' }),
     precision: Type.Optional(Type.Integer({ minimum: 0, maximum: 15, description: 'Decimal places to round to' })),
   }),
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   execute({ expression, precision }) {
     const value = evaluate(expression);
     const shown = precision === undefined ? value : Number(value.toFixed(precision));

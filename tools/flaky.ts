@@ -18,6 +18,7 @@ export default defineTool({
       description: 'How the call goes: ok, throw, crash (the process exits) or hang',
     }),
   }),
+  annotations: { openWorldHint: true },
   async execute({ mode }) {
     switch (mode) {
       case 'crash':

@@ -17,6 +17,14 @@ export default defineTool({
     algorithm: Type.Optional(Type.Union([Type.Literal('sha256'), Type.Literal('sha512')], { default: 'sha256' })),
     progressSteps: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'How many progress updates to send' })),
   }),
+  // What MCP clients are told: it changes nothing and the same text always gives the same digest.
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  // The shape of `details`: the host checks each result against it, MCP clients get it as structuredContent.
+  outputSchema: Type.Object({
+    algorithm: Type.Union([Type.Literal('sha256'), Type.Literal('sha512')]),
+    rounds: Type.Integer({ minimum: 1 }),
+    digest: Type.String({ pattern: '^[0-9a-f]+$' }),
+  }),
   prepareArguments: (raw) => ({ progressSteps: 10, ...raw }),
   execute({ text, rounds, algorithm = 'sha256', progressSteps = 10 }, ctx) {
     let digest: Buffer = Buffer.from(text);

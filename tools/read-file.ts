@@ -25,6 +25,7 @@ export default function readFileTool(options: ReadFileOptions) {
       path: Type.String({ minLength: 1, description: 'File path relative to the workspace root' }),
       maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 64_000 })),
     }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
     async execute({ path, maxBytes = 64_000 }) {
       const file = await confine(root, path);
       const handle = await open(file, 'r');

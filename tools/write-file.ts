@@ -26,6 +26,8 @@ export default function writeFileTool(options: WriteFileOptions) {
       text: Type.String({ maxLength: 1_000_000, description: 'The whole new content of the file' }),
     }),
     needsApproval: true,
+    // It overwrites files; writing the same text twice leaves the same file.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async execute({ path, text }) {
       const file = await confine(root, path);
       await mkdir(dirname(file), { recursive: true });

@@ -1,6 +1,8 @@
 /**
- * Case 10: the peer, pi-agent-core 0.73 (its agent loop, a scripted model,
- * tools in process). Trivial tool: the loop's tool step for one call vs
+ * Case 10: the peer, pi-agent-core (its agent loop, a scripted model, tools
+ * in process): `@earendil-works/pi-agent-core` 1.x on Node 22.19+, the old
+ * `@mariozechner/pi-agent-core` 0.73 on Node 20 (bench/lib/pi.ts). The
+ * result's notes name the one measured. Trivial tool: the loop's tool step for one call vs
  * toolpool's executeBatch of one call, inline and in a worker, every
  * runner with one empty event listener. CPU-heavy: the batch of 4 from
  * case 3's rounds, wall time and event-loop delay.
@@ -10,7 +12,7 @@ import noop from '../tools/noop.ts';
 import { cpuBatches } from '../lib/cpu-batch.ts';
 import { TOOLS, toolCall } from '../lib/fixtures.ts';
 import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
-import { PiHarness, piNoop } from '../lib/pi.ts';
+import { piPeer } from '../lib/pi.ts';
 import { median, summarize } from '../lib/stats.ts';
 import { row, type BenchCase, type Row } from '../lib/types.ts';
 
@@ -26,7 +28,7 @@ const ROWS = [
 
 export const piAgentCore: BenchCase = {
   id: 10,
-  title: 'pi-agent-core 0.73 vs toolpool',
+  title: 'pi-agent-core vs toolpool',
   rowNames: ROWS,
   async run(ctx) {
     const { quick, log } = ctx;
@@ -38,7 +40,8 @@ export const piAgentCore: BenchCase = {
     const worker = await createExecutor({ tools: [TOOLS.noop], workers: { min: 1, max: 1 } });
     inline.subscribe(listener);
     worker.subscribe(listener);
-    const pi = new PiHarness([piNoop]);
+    const peer = await piPeer();
+    const pi = peer.harness(['noop']);
     const call = [toolCall('c1', 'noop', { n: 1 })];
     let trivial;
     try {
@@ -88,7 +91,7 @@ export const piAgentCore: BenchCase = {
           met: inlineVsPi.value <= 1,
         },
       ],
-      notes: [],
+      notes: [`Peer: ${peer.name} (Node ${process.versions.node}).`],
     };
   },
 };

@@ -18,7 +18,7 @@ import { watchEventLoop, type LoopDelay } from './event-loop.ts';
 import { CORES, RawPool, TOOLS, calls } from './fixtures.ts';
 import { interleave, type VariantSamples } from './interleave.ts';
 import { median } from './stats.ts';
-import { PiHarness, piHash } from './pi.ts';
+import { piPeer } from './pi.ts';
 import { shared, type BenchContext } from './types.ts';
 
 export type CpuRunner = 'toolpool' | 'inline' | 'raw' | 'pi';
@@ -56,7 +56,7 @@ async function measure({ quick, log }: BenchContext): Promise<CpuBatches> {
   // Every runner has one (empty) event listener: pi-agent-core always emits its events.
   for (const executor of executors) executor.subscribe(listener);
   const raw = new RawPool(CORES);
-  const pi = new PiHarness([piHash]);
+  const pi = (await piPeer()).harness(['hash']);
   try {
     const module = await raw.module(TOOLS.hash);
     // Warm every runner once (worker start, module load, JIT) with a small batch.

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { piPackage } from './pi.ts';
 import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
 
 export interface MachineInfo {
@@ -12,7 +13,7 @@ export interface MachineInfo {
   versions: Record<string, string>;
 }
 
-function packageVersion(name: string): string {
+export function packageVersion(name: string): string {
   try {
     const path = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
     return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
@@ -31,7 +32,7 @@ export function machineInfo(): MachineInfo {
     date: new Date().toISOString(),
     loadAverage: loadavg().map((value) => Math.round(value * 100) / 100),
     versions: Object.fromEntries(
-      ['piscina', 'tinybench', '@mariozechner/pi-agent-core', 'ajv', 'esbuild'].map((name) => [name, packageVersion(name)]),
+      ['piscina', 'tinybench', piPackage(), 'ajv', 'esbuild'].map((name) => [name, packageVersion(name)]),
     ),
   };
 }

@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import type { PoolSet as PoolSetClass } from '../../src/pool/pool-set.ts';
 import noop from '../tools/noop.ts';
 import { RawPool, TOOLS, calls, toolCall } from '../lib/fixtures.ts';
-import { PiHarness, piNoop } from '../lib/pi.ts';
+import { piPeer } from '../lib/pi.ts';
 import { load, toolpool } from '../lib/toolpool.ts';
 
 const scenario = process.argv[2] ?? 'worker';
@@ -53,7 +53,7 @@ if (scenario === 'worker' || scenario === 'throughput') {
   }
   await executor.close();
 } else if (scenario === 'pi') {
-  const pi = new PiHarness([piNoop]);
+  const pi = (await piPeer()).harness(['noop']);
   while (performance.now() < until) {
     for (let i = 0; i < 1000; i++) await pi.batch(one);
     count += 1000;

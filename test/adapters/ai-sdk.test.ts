@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateText, isStepCount, streamText } from 'ai';
+import { generateText, isStepCount, streamText, type ModelMessage } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, test } from 'vitest';
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { aiSdkTools, ToolpoolToolError, type AiSdkToolOutput } from '../../src/adapters/ai-sdk/index.ts';
-import type { ToolEndEvent } from '../../src/index.ts';
+import { Type } from '@sinclair/typebox';
+import { defineTool, type ToolEndEvent } from '../../src/index.ts';
 import { PIXEL } from '../fixtures/served/picture.ts';
 import { exampleTool, fixture, useExecutors } from '../support/executors.ts';
 
@@ -194,9 +195,94 @@ describe.skipIf(unsupportedNode)('aiSdkTools with streamText', () => {
     for await (const part of result.fullStream) {
       if (part.type === 'tool-result') results.push({ preliminary: part.preliminary === true, text: textOf(part.output as AiSdkToolOutput) });
     }
-    const preliminary = results.filter((r) => r.preliminary).map((r) => r.text);
-    expect(preliminary.slice(0, 4)).toEqual(['25%', '50%', '75%', '100%']);
-    expect(results.at(-1)).toEqual({ preliminary: false, text: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const final = results.at(-1)!;
+    expect(final).toEqual({ preliminary: false, text: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The adapter yields each update once and the result once. The SDK's executeTool (provider-utils) then
+    // sends the last value an iterable execute yields twice, as a preliminary and as the final result:
+    // that echo is the SDK's and cannot be avoided from inside a tool (see README, "Use with the AI SDK").
+    expect(results.filter((r) => r.preliminary).map((r) => r.text)).toEqual(['25%', '50%', '75%', '100%', final.text]);
     expect(await result.text).toBe('done');
+  });
+});
+
+describe.skipIf(unsupportedNode)('aiSdkTools: needsApproval is the AI SDK\'s own tool approval', () => {
+  const open = useExecutors();
+  const ran: string[] = [];
+  const deploy = defineTool({
+    name: 'deploy',
+    description: 'Deploy a service',
+    parameters: Type.Object({ service: Type.String(), replicas: Type.Integer() }),
+    needsApproval: true,
+    execute: ({ service, replicas }) => {
+      ran.push(`${service} x${replicas}`);
+      return { content: [{ type: 'text', text: `deployed ${service}` }] };
+    },
+  });
+  const executorWith = () => open({ tools: [deploy, fixture('pay.ts')] });
+
+  /** The first generateText: the model asks for a call; the SDK returns its approval request and runs nothing. */
+  async function askFor(executor: Awaited<ReturnType<typeof executorWith>>, name: string, input: object) {
+    const model = new MockLanguageModelV4({ doGenerate: [toolCalls({ id: 'c1', name, input }), answer('after the tool')] });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
+    const tools = aiSdkTools(executor);
+    const first = await generateText({ model, tools, messages, stopWhen: isStepCount(3) });
+    return { model, tools, messages: [...messages, ...first.response.messages], first };
+  }
+
+  test('generateText returns a tool-approval-request and runs nothing; an approving response runs the call', async () => {
+    ran.length = 0;
+    const executor = await executorWith();
+    const { model, tools, messages, first } = await askFor(executor, 'deploy', { service: 'api', replicas: '2' });
+    const requests = first.content.filter((part) => part.type === 'tool-approval-request');
+    expect(requests).toEqual([expect.objectContaining({ toolCall: expect.objectContaining({ toolCallId: 'c1', toolName: 'deploy' }) })]);
+    expect(ran).toEqual([]);
+    expect(model.doGenerateCalls).toHaveLength(1);
+    const approvalId = requests[0]!.approvalId;
+    const second = await generateText({
+      model,
+      tools,
+      messages: [...messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: true }] }],
+      stopWhen: isStepCount(3),
+    });
+    expect(ran).toEqual(['api x2']);
+    expect(second.text).toBe('after the tool');
+    expect(toolResultsSentToModel(model)).toEqual([expect.objectContaining({ toolCallId: 'c1', output: { type: 'text', value: 'deployed api' } })]);
+  });
+
+  test('a denying response runs nothing; the model reads the denial', async () => {
+    ran.length = 0;
+    const executor = await executorWith();
+    const { model, tools, messages, first } = await askFor(executor, 'deploy', { service: 'api', replicas: 1 });
+    const { approvalId } = first.content.find((part) => part.type === 'tool-approval-request')!;
+    await generateText({
+      model,
+      tools,
+      messages: [...messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: false, reason: 'not on a Friday' }] }],
+      stopWhen: isStepCount(3),
+    });
+    expect(ran).toEqual([]);
+    expect(toolResultsSentToModel(model)).toEqual([expect.objectContaining({ toolCallId: 'c1', output: { type: 'execution-denied', reason: 'not on a Friday' } })]);
+  });
+
+  test("a needsApproval function decides per call, in the tool's worker: a small payment runs at once, a large one asks", async () => {
+    const executor = await executorWith();
+    const small = await askFor(executor, 'pay', { amount: 5, to: 'ann' });
+    expect(small.first.content.some((part) => part.type === 'tool-approval-request')).toBe(false);
+    expect(small.first.steps[0]!.toolResults[0]).toMatchObject({ output: { content: [{ type: 'text', text: 'paid 5 to ann' }] } });
+    const large = await askFor(executor, 'pay', { amount: 500, to: 'bob' });
+    expect(large.first.content.filter((part) => part.type === 'tool-approval-request')).toHaveLength(1);
+    expect(large.first.steps[0]!.toolResults).toEqual([]);
+  });
+
+  test("a toolApproval setting that skips the person does not approve for toolpool: the call is refused, saying why", async () => {
+    ran.length = 0;
+    const executor = await executorWith();
+    const model = new MockLanguageModelV4({ doGenerate: [toolCalls({ id: 'c1', name: 'deploy', input: { service: 'api', replicas: 1 } }), answer('ok')] });
+    await generateText({ model, tools: aiSdkTools(executor), toolApproval: { deploy: 'not-applicable' }, prompt: 'go', stopWhen: isStepCount(2) });
+    expect(ran).toEqual([]);
+    expect(toolResultsSentToModel(model)[0]!.output).toEqual({
+      type: 'error-text',
+      value: expect.stringMatching(/^Not run: "deploy" needs a person's approval, and the AI SDK ran it without asking: a toolApproval setting/),
+    });
   });
 });

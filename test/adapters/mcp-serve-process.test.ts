@@ -55,7 +55,7 @@ function stdoutMessages(child: ServeChild): Array<Record<string, unknown>> {
 }
 
 describe('toolpool serve over stdio, on the wire', () => {
-  test('every progress notification is written before the result, counted 1..n, with the update text', async () => {
+  test('every progress notification is written before the result, with the percent as progress of a total of 100 and the update text', async () => {
     const child = serve(['--tools', 'tools/hash.ts']);
     const messages = stdoutMessages(child);
     await initialize(child);
@@ -63,7 +63,7 @@ describe('toolpool serve over stdio, on the wire', () => {
     await response(child, 2);
     const forCall = messages.filter((m) => m.id === 2 || m.method === 'notifications/progress');
     expect(forCall.map((m) => (m.id === 2 ? 'result' : (m.params as { progress: number; message: string }).message))).toEqual(['25%', '50%', '75%', '100%', 'result']);
-    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([1, 2, 3, 4].map((progress) => expect.objectContaining({ progressToken: 'tok', progress })));
+    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([25, 50, 75, 100].map((progress) => expect.objectContaining({ progressToken: 'tok', progress, total: 100 })));
     child.stdin!.end();
     expect(await exited(child)).toEqual({ code: 0, signal: null });
   });
@@ -169,6 +169,7 @@ describe('toolpool serve usage', () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/Usage: toolpool serve --tools <file\|folder>\.\.\.[\s\S]*--http <port>[\s\S]*--isolation/);
+    for (const flag of ['--timeout <ms>', '--memory <mb>', '--allow-net [host:port]', '--env <NAME[=VALUE]>', 'TOOLPOOL_DEBUG=1']) expect(help.stdout).toContain(flag);
     const noTools = await run([]);
     expect(noTools.code).toBe(2);
     expect(noTools.stderr).toMatch(/^toolpool: missing --tools/);
@@ -235,5 +236,78 @@ describe('toolpool serve --allow-read / --allow-write', () => {
       await rm(readable, { recursive: true, force: true });
       await rm(writable, { recursive: true, force: true });
     }
+  });
+});
+
+describe('toolpool serve: limits, env and network like the library options', () => {
+  /** One tools/call on a fresh `toolpool serve` with these flags; the result's text and isError. */
+  async function callOnce(args: string[], name: string, toolArgs: object, env: NodeJS.ProcessEnv = process.env) {
+    const child = startServe(args, env);
+    started.push(child);
+    await initialize(child);
+    callTool(child, 2, name, toolArgs);
+    const { result } = (await response(child, 2)) as { result: { isError: boolean; content: Array<{ text: string }> } };
+    child.stdin!.end();
+    await exited(child);
+    return { isError: result.isError, text: result.content.map((part) => part.text).join('') };
+  }
+
+  test('--env NAME copies a variable from the environment, NAME=VALUE sets one; others stay hidden', async () => {
+    const env = { ...process.env, TOOLPOOL_TEST_COPIED: 'from the host', TOOLPOOL_TEST_HIDDEN: 'secret' };
+    const flags = ['--tools', 'test/fixtures/hostile/read-env.ts', '--env', 'TOOLPOOL_TEST_COPIED', '--env', 'GREETING=hello=world'];
+    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_COPIED' }, env)).toEqual({ isError: false, text: 'from the host' });
+    expect(await callOnce(flags, 'read_env', { target: 'GREETING' }, env)).toEqual({ isError: false, text: 'hello=world' });
+    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_HIDDEN' }, env)).toEqual({ isError: false, text: '(unset)' });
+  });
+
+  test.each(['--timeout', '--timeout-ms'])('%s limits each call', async (flag) => {
+    const { isError, text } = await callOnce(['--tools', 'test/fixtures/served/spin.ts', flag, '400'], 'spin', {});
+    expect(isError).toBe(true);
+    expect(text).toBe('Tool timed out after 400 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.');
+  });
+
+  test('--memory caps a tool worker\'s heap', async () => {
+    const { isError, text } = await callOnce(['--tools', 'test/fixtures/hostile/heap-bomb.ts', '--memory', '32'], 'heap_bomb', {});
+    expect(isError).toBe(true);
+    expect(text).toBe('Tool reached its memory limit (maxMemoryMb: 32 MB) and was stopped.');
+  });
+
+  test('flag mistakes are usage errors naming the flag; a host:port --allow-net outside the sandbox tier says what it needs', async () => {
+    const run = async (args: string[]) => {
+      const child = startServe(args);
+      started.push(child);
+      child.stdin!.end();
+      const { code } = await exited(child);
+      return { code, stderr: child.stderrText };
+    };
+    expect(await run(['--tools', 'tools/calculator.ts', '--memory', '8'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^toolpool: --memory must be an integer >= 16, got "8"/) });
+    expect(await run(['--tools', 'tools/calculator.ts', '--timeout', '5', '--timeout-ms', '5'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--timeout and --timeout-ms are the same option') });
+    expect(await run(['--tools', 'tools/calculator.ts', '--env', 'NO SPACES'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--env must be NAME or NAME=VALUE, got "NO SPACES"') });
+    expect(await run(['--tools', 'tools/calculator.ts', '--allow-net', 'api.example.com:443'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('permissions.net lists hosts, which only isolation "sandbox" can enforce'),
+    });
+  });
+
+  test('--allow-net alone (before another flag, or last) is accepted: it allows any host', async () => {
+    for (const args of [['--allow-net', '--tools', 'tools/calculator.ts'], ['--tools', 'tools/calculator.ts', '--allow-read', 'tools', '--allow-net']]) {
+      expect(await callOnce(args, 'calculator', { expression: '2 + 2' })).toEqual({ isError: false, text: '2 + 2 = 4' });
+    }
+  });
+
+  test('TOOLPOOL_DEBUG=1 adds the stack of an error that stops it; without it the error is one line', async () => {
+    const run = async (env: NodeJS.ProcessEnv) => {
+      const child = startServe(['--tools', 'test/fixtures/throws-on-load.mjs'], env);
+      started.push(child);
+      child.stdin!.end();
+      const { code } = await exited(child);
+      return { code, stderr: child.stderrText };
+    };
+    const plain = await run({ ...process.env, TOOLPOOL_DEBUG: '' });
+    expect(plain.code).toBe(1);
+    expect(plain.stderr.trim().split('\n')).toHaveLength(1);
+    const debug = await run({ ...process.env, TOOLPOOL_DEBUG: '1' });
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toMatch(/^toolpool: .*throws-on-load\.mjs[\s\S]*\n\s+at /);
   });
 });

@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PIXEL } from '../fixtures/served/picture.ts';
 import { eventually } from '../support/leaks.ts';
@@ -31,6 +33,25 @@ describe.each([
       inputSchema: { type: 'object', required: ['text', 'rounds'], properties: { rounds: { type: 'integer' } } },
     });
     expect(tools.find((tool) => tool.name === 'spin')!.title).toBeUndefined();
+  });
+
+  test('tools/list: annotations and outputSchema from defineTool; tools/call: details as structuredContent', async () => {
+    const { tools } = await served.client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('write_file')!.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
+    expect(byName.get('hash')).toMatchObject({
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      outputSchema: { type: 'object', properties: { digest: { type: 'string', pattern: '^[0-9a-f]+$' } } },
+    });
+    const result = await served.client.callTool({ name: 'hash', arguments: { text: 'x', rounds: 2, progressSteps: 0 } });
+    expect(result.structuredContent).toEqual({ algorithm: 'sha256', rounds: 2, digest: textOf(result) });
+  });
+
+  test('a tool with needsApproval, called by a client without elicitation, is an error result saying what the client lacks', async () => {
+    const result = await served.client.callTool({ name: 'write_file', arguments: { path: 'never-written.txt', text: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('"write_file" needs a person\'s approval, and the MCP client "toolpool-test" cannot ask for it');
+    expect(existsSync(join(root, 'never-written.txt'))).toBe(false);
   });
 
   test('tools/call runs the tool, with the arguments coerced ("1" -> 1)', async () => {
@@ -65,22 +86,17 @@ describe.each([
   });
 
   test('with a progressToken, each ctx.onUpdate arrives as notifications/progress before the result', async () => {
-    const progress: Array<{ progress: number; message?: string }> = [];
+    const progress: Array<{ progress: number; total?: number; message?: string }> = [];
     const result = await served.client.callTool({ name: 'hash', arguments: { text: 'x', rounds: 50_000, progressSteps: 5 } }, undefined, {
-      onprogress: ({ progress: count, message }) => void progress.push({ progress: count, ...(message !== undefined ? { message } : {}) }),
+      onprogress: (notification) => void progress.push(notification),
     });
     expect(textOf(result)).toMatch(/^[0-9a-f]{64}$/);
     // The SDK client runs notification handlers a microtask late but handles a response at once, so
     // when the last notification and the result arrive in one read it drops that notification
     // ("unknown token"). The server's order on the wire is checked exactly in mcp-serve-process.test.ts.
     expect(progress.length).toBeGreaterThanOrEqual(4);
-    expect(progress).toEqual([
-      { progress: 1, message: '20%' },
-      { progress: 2, message: '40%' },
-      { progress: 3, message: '60%' },
-      { progress: 4, message: '80%' },
-      { progress: 5, message: '100%' },
-    ].slice(0, progress.length));
+    // hash reports details.percent: MCP progress of a total of 100.
+    expect(progress).toEqual([20, 40, 60, 80, 100].map((percent) => ({ progress: percent, total: 100, message: `${percent}%` })).slice(0, progress.length));
   });
 
   test('two calls arriving together run at the same time (each meets the other)', async () => {
@@ -116,6 +132,41 @@ describe.each([
     expect(idle).toBeLessThan(0.05);
     const next = await served.client.callTool({ name: 'calculator', arguments: { expression: '6 * 7' } });
     expect(textOf(next)).toBe('6 * 7 = 42');
+  });
+});
+
+describe.each([
+  ['stdio', serveOverStdio],
+  ['Streamable HTTP', serveOverHttp],
+])('toolpool serve over %s: needsApproval asks a client with elicitation', (_transport, start) => {
+  test.each([
+    ['accept', true],
+    ['decline', false],
+  ] as const)('%s: write_file runs only when the person accepts', async (action, writes) => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpool-approve-'));
+    const served = await start(['--tools', 'tools/write-file.ts', '--tool-options', JSON.stringify({ root: dir })], {
+      capabilities: { elicitation: { form: {} } },
+    });
+    const questions: string[] = [];
+    served.client.setRequestHandler(ElicitRequestSchema, (request): ElicitResult => {
+      questions.push(request.params.message);
+      return action === 'accept' ? { action, content: {} } : { action };
+    });
+    try {
+      const result = await served.client.callTool({ name: 'write_file', arguments: { path: 'note.txt', text: 'hello' } });
+      expect(questions).toEqual(['Allow the tool "Write file" (write_file) to run with these arguments?\n{\n  "path": "note.txt",\n  "text": "hello"\n}']);
+      if (writes) {
+        expect(textOf(result)).toBe('Wrote 5 bytes to note.txt.');
+        expect(await readFile(join(dir, 'note.txt'), 'utf8')).toBe('hello');
+      } else {
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toBe('Not run: a person rejected this call of "write_file" (declined in the MCP client "toolpool-test").');
+        expect(existsSync(join(dir, 'note.txt'))).toBe(false);
+      }
+    } finally {
+      await served.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

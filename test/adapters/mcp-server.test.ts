@@ -58,15 +58,15 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
     await server.close();
   });
 
-  test('progress messages come from details.message and details.percent when an update has no text', async () => {
+  test('progress messages come from details.message and details.percent (also progress of 100) when an update has no text', async () => {
     const { client, server } = await connect();
-    const seen: Array<{ progress: number; message?: string }> = [];
+    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
     // The in-memory transport hands messages over one at a time, so the SDK client's late notification
     // handling (see mcp-serve.test.ts) cannot drop the last one here.
-    await client.callTool({ name: 'echo', arguments: { word: 'hi' } }, undefined, { onprogress: ({ progress, message }) => void seen.push({ progress, ...(message ? { message } : {}) }) });
+    await client.callTool({ name: 'echo', arguments: { word: 'hi' } }, undefined, { onprogress: (progress) => void seen.push(progress) });
     expect(seen).toEqual([
       { progress: 1, message: 'echoing' },
-      { progress: 2, message: '50%' },
+      { progress: 50, total: 100, message: '50%' },
     ]);
     await server.close();
   });

@@ -1,8 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, test } from 'vitest';
+import { createMcpServer } from '../../src/adapters/mcp/index.ts';
+import deploy from '../../src/adapters/mcp/tool-metadata.examples.ts';
+import { useExecutors } from '../support/executors.ts';
 import { root } from '../support/mcp-serve.ts';
 
 const readme = readFileSync(`${root}/README.md`, 'utf8');
@@ -20,7 +25,9 @@ const unsupportedNode = Number(process.versions.node.split('.')[0]) < 22;
 describe('README examples', () => {
   test.each([
     ['src/adapters/mcp/mcp.examples.ts', 'mcp'],
+    ['src/adapters/mcp/tool-metadata.examples.ts', 'mcp'],
     ['src/adapters/ai-sdk/ai-sdk.examples.ts', 'ai-sdk'],
+    ['src/adapters/ai-sdk/approval.examples.ts', 'ai-sdk'],
   ])('the README quotes %s as it is (and it has under 25 lines)', (file, subpath) => {
     const code = quoted(file, subpath);
     expect(readme).toContain(`\`\`\`ts\n${code}\`\`\``);
@@ -46,6 +53,50 @@ describe('README examples', () => {
     // The SDK transport sends SIGTERM only after 2 s; the example exited on its own before that.
     expect(Date.now() - closing).toBeLessThan(2_000);
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  const open = useExecutors();
+
+  test('the tool metadata example, served to an SDK client with elicitation: hints, outputSchema, progress with a total, the approval', async () => {
+    const executor = await open({ tools: [deploy] });
+    const server = createMcpServer(executor);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'readme-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    const questions: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => (questions.push(request.params.message), { action: 'accept', content: {} }));
+    await client.connect(clientSide);
+    const { tools } = await client.listTools();
+    expect(tools[0]).toMatchObject({ title: 'Deploy', annotations: { destructiveHint: true }, outputSchema: { required: ['service', 'ready'] } });
+    const progress: Array<{ progress: number; total?: number }> = [];
+    const result = await client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 2 } }, undefined, { onprogress: (p) => void progress.push(p) });
+    expect(questions).toHaveLength(1);
+    expect(result).toMatchObject({ isError: false, structuredContent: { service: 'api', ready: 2 } });
+    expect(progress).toEqual([{ progress: 1, total: 2, message: '1/2 ready' }, { progress: 2, total: 2, message: '2/2 ready' }]);
+    await server.close();
+  });
+
+  test.skipIf(unsupportedNode)('the AI SDK approval example runs with the SDK mock model: asked once, then the call runs', async () => {
+    const { runWithApprovals } = await import('../../src/adapters/ai-sdk/approval.examples.ts');
+    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: [{ type: 'tool-call', toolCallId: 'd', toolName: 'deploy', input: JSON.stringify({ service: 'api', replicas: 1 }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage,
+          warnings: [],
+        },
+        { content: [{ type: 'text', text: 'Deployed.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
+      ],
+    });
+    const executor = await open({ tools: [deploy] });
+    const asked: string[] = [];
+    const text = await runWithApprovals(model, executor, 'deploy api', async (name, input) => (asked.push(`${name} ${JSON.stringify(input)}`), true));
+    expect(text).toBe('Deployed.');
+    expect(asked).toEqual(['deploy {"service":"api","replicas":1}']);
+    const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) => (message.role === 'tool' ? message.content : []));
+    expect(sent).toContainEqual(expect.objectContaining({ type: 'tool-result', output: { type: 'text', value: 'api: 1 ready' } }));
   });
 
   test.skipIf(unsupportedNode)('the AI SDK example runs with the SDK mock model', async () => {

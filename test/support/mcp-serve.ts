@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -20,7 +20,7 @@ export interface ServedClient {
 }
 
 /** `toolpool serve` over stdio, driven by the official SDK client (which starts the process). */
-export async function serveOverStdio(args: string[]): Promise<ServedClient> {
+export async function serveOverStdio(args: string[], clientOptions?: ClientOptions): Promise<ServedClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, 'serve', ...args],
@@ -29,16 +29,16 @@ export async function serveOverStdio(args: string[]): Promise<ServedClient> {
   });
   let stderr = '';
   transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: 'toolpool-test', version: '1.0.0' });
+  const client = new Client({ name: 'toolpool-test', version: '1.0.0' }, clientOptions);
   await client.connect(transport);
   return { client, pid: transport.pid!, stderr: () => stderr, close: () => client.close() };
 }
 
 /** `toolpool serve --http 0` started as a child, and an SDK client on the URL it logged. */
-export async function serveOverHttp(args: string[]): Promise<ServedClient & { url: string; child: ChildProcess }> {
+export async function serveOverHttp(args: string[], clientOptions?: ClientOptions): Promise<ServedClient & { url: string; child: ChildProcess }> {
   const child = startServe(['--http', '0', ...args]);
   const url = await waitForLine(child, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-  const client = new Client({ name: 'toolpool-test', version: '1.0.0' });
+  const client = new Client({ name: 'toolpool-test', version: '1.0.0' }, clientOptions);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return {
     client,
@@ -57,8 +57,8 @@ export async function serveOverHttp(args: string[]): Promise<ServedClient & { ur
 export type ServeChild = ChildProcess & { stderrText: string };
 
 /** `node bin/toolpool.js serve ...` with piped stdio; stderr is collected in `stderrText`. */
-export function startServe(args: string[]): ServeChild {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
+export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): ServeChild {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
   child.stderrText = '';
   child.stderr!.on('data', (chunk: Buffer) => (child.stderrText += chunk.toString()));
   return child;

@@ -1,8 +1,11 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ApprovalOptions, BatchResult, ToolCall } from '../../index.ts';
+import { askPerson, canAskPerson, cannotAsk, DEFAULT_APPROVAL_TIMEOUT_MS } from './approval.ts';
 import { toCallToolResult } from './content.ts';
 import { progressListener } from './progress.ts';
-import type { McpExecutor } from './server.ts';
+import type { McpExecutor, McpServerOptions } from './types.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -15,15 +18,36 @@ let sequence = 0;
  * coercion, hooks, limits and isolation. The request's signal (fired by
  * `notifications/cancelled` or a closed connection) aborts the call: the
  * tool's `ctx.signal` fires, and a tool that ignores it is killed after
- * its grace period.
+ * its grace period. A call that needs a person's approval asks the client
+ * first (see approval.ts).
  */
-export async function callTool(executor: McpExecutor, request: CallToolRequest, extra: Extra): Promise<CallToolResult> {
+export async function callTool(
+  executor: McpExecutor,
+  server: Server,
+  request: CallToolRequest,
+  extra: Extra,
+  options: McpServerOptions,
+): Promise<CallToolResult> {
   const { name, arguments: args = {} } = request.params;
+  const call: ToolCall = { id: `mcp_${++sequence}`, name, arguments: args };
   const token = request.params._meta?.progressToken;
   const onEvent = token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
-  const batch = await executor.executeBatch([{ id: `mcp_${++sequence}`, name, arguments: args }], {
+  const run = (approvals?: ApprovalOptions) =>
+    executor.executeBatch([call], { signal: extra.signal, ...(onEvent ? { onEvent } : {}), ...(approvals ? { approvals } : {}) });
+  const metadata = executor.metadata.get(name);
+  const structured = metadata?.outputSchema !== undefined;
+  const finish = (batch: BatchResult) => toCallToolResult(batch.results[0]!, structured);
+  if ((metadata?.needsApproval ?? 'never') === 'never') return finish(await run());
+  if (!canAskPerson(server)) return finish(await run(cannotAsk(server)));
+  // Nothing runs while a person is asked: the first batch only says whether the call waits for one.
+  const first = await run({ undecided: 'pause' });
+  if (!first.pending) return finish(first);
+  const label = executor.labels.get(name);
+  const decision = await askPerson(server, first.pending[0]!, {
+    requestId: extra.requestId,
     signal: extra.signal,
-    ...(onEvent ? { onEvent } : {}),
+    timeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    ...(label !== undefined ? { label } : {}),
   });
-  return toCallToolResult(batch.results[0]!);
+  return finish(await run(decision));
 }

@@ -13,9 +13,16 @@ export function toMcpContent(content: readonly Content[]): McpContent[] {
 /**
  * A finished call as an MCP tool result. An error result (validation, a
  * throw, a crash, a limit) stays a result with `isError: true` and
- * toolpool's text, so the model reads what went wrong; `details` is for
- * logs and UIs and is not sent (S6).
+ * toolpool's text, so the model reads what went wrong. `details` is for
+ * logs and UIs (S6): it is sent only for a tool with an `outputSchema`, as
+ * `structuredContent`, which the executor checked against that schema.
  */
-export function toCallToolResult(message: ToolResultMessage): CallToolResult {
-  return { content: toMcpContent(message.content), isError: message.isError };
+export function toCallToolResult(message: ToolResultMessage, structured: boolean): CallToolResult {
+  const result: CallToolResult = { content: toMcpContent(message.content), isError: message.isError };
+  if (structured && !message.isError && isRecord(message.details)) result.structuredContent = message.details;
+  return result;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AdapterErrors, errorMessage } from '../../errors.ts';
-import { createMcpServer, type McpExecutor, type McpServerOptions } from './server.ts';
+import { createMcpServer } from './server.ts';
+import type { McpExecutor, McpServerOptions } from './types.ts';
 
 export interface McpHttpHost {
   /** The endpoint, e.g. `http://127.0.0.1:3000/mcp` (with the real port when 0 was asked for). */

@@ -1,3 +1,3 @@
 // toolpool/mcp: serve an executor's tools to any MCP client.
 export { createMcpServer } from './server.ts';
-export type { McpExecutor, McpServerOptions } from './server.ts';
+export type { McpExecutor, McpServerOptions } from './types.ts';

@@ -14,21 +14,43 @@ type SendProgress = (notification: ProgressNotification) => Promise<void>;
 
 /**
  * A batch listener that turns each `tool_update` of the call into a
- * `notifications/progress` for `token`: `progress` counts the updates
- * (it must grow with each one), `message` is the update's text, or its
- * `details.message`, or its `details.percent` as "42%".
+ * `notifications/progress` for `token`. A tool gives MCP's `progress` and
+ * `total` with its update's details: `{ progress, total }` (e.g. files done
+ * of files found), or `{ percent }` (progress of a total of 100); an update
+ * without them counts one more than the last. MCP wants `progress` to grow
+ * with each notification, so a number that does not grow counts one more
+ * than the last too, without a total. `message` is the update's text, or
+ * its `details.message`, or its numbers ("42%", "3/10").
  */
 export function progressListener(token: ProgressToken, send: SendProgress): Listener<ToolEvent> {
-  let count = 0;
+  let last = 0;
   return (event) => {
     if (event.type !== 'tool_update') return;
+    const given = progressOf(event.partial);
+    const grows = given !== undefined && given.progress > last;
+    last = grows ? given.progress : last + 1;
     const message = progressMessage(event.partial);
     const notification: ProgressNotification = {
       method: 'notifications/progress',
-      params: { progressToken: token, progress: ++count, ...(message !== undefined ? { message } : {}) },
+      params: {
+        progressToken: token,
+        progress: last,
+        ...(grows && given.total !== undefined ? { total: given.total } : {}),
+        ...(message !== undefined ? { message } : {}),
+      },
     };
     return settleWithin(send(notification), NOTIFICATION_WAIT_MS);
   };
+}
+
+/** The progress a tool gave in its update's details, if any: `{ progress, total }` or `{ percent }`. */
+export function progressOf(partial: ToolResult): { progress: number; total?: number } | undefined {
+  const details = partial.details;
+  if (typeof details !== 'object' || details === null) return undefined;
+  const { progress, total, percent } = details as { progress?: unknown; total?: unknown; percent?: unknown };
+  if (isFiniteNumber(progress)) return isFiniteNumber(total) && total > 0 ? { progress, total } : { progress };
+  if (isFiniteNumber(percent)) return { progress: percent, total: 100 };
+  return undefined;
 }
 
 export function progressMessage(partial: ToolResult): string | undefined {
@@ -39,8 +61,14 @@ export function progressMessage(partial: ToolResult): string | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
   const { message, percent } = details as { message?: unknown; percent?: unknown };
   if (typeof message === 'string' && message !== '') return message;
-  if (typeof percent === 'number' && Number.isFinite(percent)) return `${percent}%`;
+  if (isFiniteNumber(percent)) return `${percent}%`;
+  const given = progressOf(partial);
+  if (given?.total !== undefined) return `${given.progress}/${given.total}`;
   return undefined;
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects (a gone client is not the tool's failure). */

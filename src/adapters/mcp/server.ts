@@ -1,19 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Executor } from '../../index.ts';
 import { toolpoolVersion } from '../../version.ts';
 import { callTool } from './call-tool.ts';
 import { listTools } from './tool-list.ts';
-
-/** What the MCP server needs of an executor: its tools and `executeBatch`. */
-export type McpExecutor = Pick<Executor, 'definitions' | 'labels' | 'executeBatch'>;
-
-export interface McpServerOptions {
-  /** The server name clients show (default "toolpool"). */
-  name?: string;
-  /** The server version clients show (default: toolpool's version). */
-  version?: string;
-}
+import type { McpExecutor, McpServerOptions } from './types.ts';
 
 /**
  * An MCP server (of the official SDK) that serves the executor's tools.
@@ -31,6 +21,6 @@ export function createMcpServer(executor: McpExecutor, options: McpServerOptions
   // tool handlers, and a later registerTool() should fail loudly rather than add a tool nobody serves.
   server.server.registerCapabilities({ tools: {} });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(executor) }));
-  server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(executor, request, extra));
+  server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(executor, server.server, request, extra, options));
   return server;
 }

@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createMcpServer, type McpExecutor, type McpServerOptions } from './server.ts';
+import { createMcpServer } from './server.ts';
+import type { McpExecutor, McpServerOptions } from './types.ts';
 
 export interface McpHost {
   /** Resolves when the client went away (stdin closed, stdout broken), with what happened. */
