@@ -10,7 +10,7 @@ import { checkExecutorOptions } from './options-schema.ts';
 import { PoolSet } from './pool/pool-set.ts';
 import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
 import { toolEnvironment } from './isolation/environment.ts';
-import type { Permissions } from './isolation/permissions.ts';
+import { measurePermissionSupport, type Permissions } from './isolation/permissions.ts';
 import { resolveLimits } from './limits.ts';
 import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSchema, ToolAnnotations, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
 
@@ -53,7 +53,10 @@ export interface ToolMetadata {
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
   const checked = await checkOptions(options);
   const entries = await loadEntries(options.tools);
+  // Whether workers are confined by the permission flags on this line is measured once, before any tool is placed.
+  const permissionSupport = checked.permissions ? await measurePermissionSupport() : undefined;
   const domains = new TrustDomains({
+    ...(permissionSupport ? { permissionSupport } : {}),
     ...PoolSet.defaults(),
     ...workerCounts(options.workers),
     env: toolEnvironment(options.env),

@@ -1,7 +1,8 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { dirname, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 
 /** Opt-in permissions for tool code, enforced by Node's permission model. */
 export interface Permissions {
@@ -25,6 +26,14 @@ export interface PermissionSupport {
   perWorker: boolean;
   /** `--allow-net` exists (Node 25+): under permissions the network is denied without it. */
   net: boolean;
+  /**
+   * A worker under the permission flags is confined to what they grant.
+   * Measured false on Node 22, 24 and 26: such a worker may read everything
+   * under its process's working folder. Where it is false, tools of the
+   * worker tier run in the process tier instead, whose child has an empty
+   * working folder of its own. Absent until measured (see measurePermissionSupport).
+   */
+  confinesWorkers?: boolean;
 }
 
 let measured: PermissionSupport | undefined;
@@ -36,6 +45,49 @@ export function permissionSupport(): PermissionSupport {
   const stableFlag = flags.has('--permission');
   measured = { stableFlag, perWorker: workerTakesFlag(permissionFlag(stableFlag)), net: flags.has('--allow-net') };
   return measured;
+}
+
+let confinement: Promise<boolean> | undefined;
+
+/**
+ * The permission support with `confinesWorkers` measured: once per
+ * process, by a worker under the flags that asks Node whether it may read
+ * a file in the working folder it was not granted.
+ */
+export async function measurePermissionSupport(): Promise<PermissionSupport> {
+  const support = permissionSupport();
+  if (!support.perWorker) return { ...support, confinesWorkers: false };
+  confinement ??= workerIsConfined(permissionFlag(support.stableFlag));
+  return { ...support, confinesWorkers: await confinement };
+}
+
+function workerIsConfined(flag: string): Promise<boolean> {
+  const granted = mkdtempSync(join(tmpdir(), 'toolpool-confine-'));
+  const code = `require('node:worker_threads').parentPort.postMessage(process.permission.has('fs.read', require('node:path').join(process.cwd(), 'toolpool-confinement-probe')))`;
+  const worker = new Worker(code, { eval: true, execArgv: [flag, '--disable-warning=ExperimentalWarning', `--allow-fs-read=${granted}`], stdout: true, stderr: true });
+  return new Promise<boolean>((resolve) => {
+    worker.once('message', (readsWorkingFolder: unknown) => resolve(readsWorkingFolder === false));
+    worker.once('error', () => resolve(false));
+    worker.once('exit', () => resolve(false));
+  }).finally(() => {
+    void worker.terminate();
+    rmSync(granted, { recursive: true, force: true });
+  });
+}
+
+let workingFolder: string | undefined;
+
+/**
+ * An empty folder of this process, the working folder of process-tier
+ * children under permissions: what a worker there may read of its working
+ * folder (Node 22+) is then nothing. Removed when this process exits.
+ */
+export function emptyWorkingFolder(): string {
+  if (workingFolder) return workingFolder;
+  const folder = mkdtempSync(join(tmpdir(), 'toolpool-cwd-'));
+  workingFolder = folder;
+  process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  return folder;
 }
 
 function permissionFlag(stable: boolean): string {

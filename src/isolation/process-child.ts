@@ -86,8 +86,9 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
     message.ref,
   );
   aborts.delete(message.id);
-  send({ type: 'executed', id: message.id, outcome });
+  // Before the result, so the host has replaced this child by the time the next call is sent.
   checkOpenFiles();
+  send({ type: 'executed', id: message.id, outcome });
 }
 
 /**

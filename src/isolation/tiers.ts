@@ -5,6 +5,7 @@ import { workerEntryReadPaths } from '../pool/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../tool.ts';
 import {
   dependencyRoot,
+  emptyWorkingFolder,
   nearestNodeModules,
   permissionArgv,
   permissionSupport,
@@ -88,6 +89,8 @@ export class Tiers {
       readPaths: [...ownReads, ...(permissions?.fsRead ?? [])],
       writePaths: [...(permissions?.fsWrite ?? [])],
       ...(permissions?.net !== undefined ? { net: permissions.net } : {}),
+      // Its workers may read whatever is under its working folder (Node 22+): under permissions, an empty one.
+      ...(permissions ? { cwd: emptyWorkingFolder() } : {}),
     };
   }
 
@@ -140,9 +143,13 @@ export function checkIsolation(isolation: Isolation, permissions: Permissions | 
   checkPermissionsHere(permissions, runsInProcess(isolation, permissions, measured) ? 'process' : 'worker', measured);
 }
 
-/** With permissions on a Node whose workers cannot be confined, the worker tier is the process tier. */
+/**
+ * With permissions on a Node whose workers refuse the flags or are not
+ * confined by them (22+ lets them read the working folder), the worker
+ * tier is the process tier.
+ */
 function runsInProcess(isolation: Isolation, permissions: Permissions | undefined, support: PermissionSupport): boolean {
-  return isolation === 'process' || (permissions !== undefined && !support.perWorker);
+  return isolation === 'process' || (permissions !== undefined && (!support.perWorker || support.confinesWorkers === false));
 }
 
 /** The sandbox enforces a net list itself; fsWrite must still not cover the compile cache the host reuses. */

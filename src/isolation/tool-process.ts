@@ -79,6 +79,8 @@ interface Child {
   channel: Socket;
   /** The launch reports a signal death as exit code 128 + N. */
   signalsAsExitCodes: boolean;
+  /** The child said it holds too many open descriptors: it is replaced once its requests are answered. */
+  exhausted?: number;
 }
 
 /**
@@ -210,7 +212,9 @@ export class ToolProcess {
     if (!pending) return;
     clearTimeout(pending.deadline);
     this.#pending.delete(id);
-    if (this.#child) this.#refWhileBusy(this.#child);
+    const child = this.#child;
+    if (child?.exhausted !== undefined && this.#pending.size === 0) this.#kill(ToolErrors.processExhausted(child.exhausted));
+    else if (child) this.#refWhileBusy(child);
     pending.resolve(message);
   }
 
@@ -249,6 +253,8 @@ export class ToolProcess {
   }
 
   #started(): Promise<Child> {
+    // A child that holds too many descriptors takes no new request; the calls still in it end with it.
+    if (this.#child?.exhausted !== undefined) this.#kill(ToolErrors.processExhausted(this.#child.exhausted));
     if (this.#starting) return this.#starting;
     const starting: Promise<Child> = this.#spawn().catch((error: unknown) => {
       // Only this start is forgotten: a child killed while starting may already have a successor.
@@ -374,7 +380,7 @@ export class ToolProcess {
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
     if (message.type === 'host-call') return this.#answerHostCall(message, child);
-    if (message.type === 'exhausted') return this.#kill(ToolErrors.processExhausted(message.openFiles));
+    if (message.type === 'exhausted') return void (child.exhausted = message.openFiles);
     const pending = this.#pending.get(message.id);
     if (!pending || !pending.accepts.has(message.type)) {
       return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
