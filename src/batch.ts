@@ -181,7 +181,6 @@ export class BatchRun {
     if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
-    if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
     if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
     if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);

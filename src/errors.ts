@@ -7,7 +7,6 @@
 export const ToolErrors = {
   unknownTool: (name: string, available: string[]) =>
     `Tool "${boundText(name, 200)}" not found. Available tools: ${available.length ? boundText(available.join(', '), 2000) : '(none)'}.`,
-  noImplementation: (name: string) => `Tool "${boundText(name, 200)}" has no execute function, so it cannot run.`,
   malformedJson: (name: string, reason: string, raw: string) =>
     `The arguments for tool "${boundText(name, 200)}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
     'Call the tool again with a JSON object as arguments.',
@@ -171,6 +170,14 @@ export const ConfigErrors = {
   patternNotLinear: (pattern: string, reason: string) =>
     `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
+  notASchema: (what: string, hint: string) =>
+    `"parameters" is ${what}, not a schema toolpool can use. ${hint ? `${hint} ` : ''}` +
+    'It takes a TypeBox schema (Type.Object({ ... }) from @sinclair/typebox 0.32-0.34 or typebox 1.x), ' +
+    'a Standard Schema that gives a JSON Schema (Zod 4, ArkType 2, Valibot through toStandardJsonSchema() from @valibot/to-json-schema) ' +
+    'or a JSON Schema object with type "object".',
+  notConvertible: (vendor: string, message: string) => `${vendor} could not turn it into a JSON Schema for the model (${message})`,
+  badDefinition: (name: unknown, problem: string) => `defineTool(${typeof name === 'string' ? JSON.stringify(name.slice(0, 100)) : '{ ... }'}): ${problem}`,
+  noExecute: () => '"execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
   badToolEntry: (index: number, received: string) =>

@@ -17,6 +17,7 @@ export type {
   ToolResultMessage,
   ToolSchema,
 } from './tool.ts';
+export type { JsonSchema, ToolArgs, ToolParameters } from './tool-parameters.ts';
 export { createExecutor } from './executor.ts';
 export type { Executor, ExecutorOptions, WorkerOptions } from './executor.ts';
 export type { Permissions } from './isolation/permissions.ts';

@@ -115,7 +115,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined }),
     limits,
     runner: {
       prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),

@@ -1,4 +1,5 @@
-import type { Static, TSchema } from '@sinclair/typebox';
+import { ConfigErrors } from './errors.ts';
+import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
 
 /** A text part of a tool result or a message. */
 export interface TextContent {
@@ -57,18 +58,29 @@ export interface ToolContext {
   host: Record<string, (...args: unknown[]) => Promise<unknown>>;
 }
 
-export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> {
+export interface ToolDefinition<TParams extends ToolParameters = ToolParameters, TDetails = unknown> {
   name: string;
   description: string;
+  /**
+   * The arguments' schema: TypeBox (`@sinclair/typebox` 0.32-0.34 or
+   * `typebox` 1.x), a Standard Schema that gives a JSON Schema (Zod 4,
+   * ArkType 2, Valibot through `toStandardJsonSchema`), or a JSON Schema
+   * object. The model sees its JSON Schema, which validates and coerces the
+   * arguments; a Standard Schema's own validation (refinements, transforms,
+   * defaults) then runs before `execute`, where the tool's code runs.
+   */
   parameters: TParams;
   /** UI metadata only; never changes execution (S2). */
   label?: string;
   executionMode?: ExecutionMode;
   /** Rewrites the raw arguments before validation (S5). */
   prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
-  /** Runs the tool with validated, coerced arguments (S1, S3). Throw to fail (S8). */
+  /**
+   * Runs the tool with validated, coerced arguments, typed from the schema
+   * (a Standard Schema's output type, TypeBox's `Static`). Throw to fail.
+   */
   // Method syntax on purpose: a concrete tool must stay assignable to `Tool` (bivariant args).
-  execute(args: Static<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
+  execute(args: ToolArgs<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
   limits?: ToolLimits;
   isolation?: Isolation;
   /**
@@ -84,11 +96,12 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   concurrency?: number;
   /**
    * A person must approve each call before it runs: `true`, or a function
-   * of the validated, coerced arguments (for a module tool it runs in a
+   * of the arguments as the JSON Schema validated and coerced them (before
+   * a Standard Schema's own transforms; for a module tool it runs in a
    * worker, like `prepareArguments`). An `Agent` pauses the run instead of
    * running such a batch; see `agent.resume()`.
    */
-  needsApproval?: boolean | ApprovalCheck<Static<TParams>>;
+  needsApproval?: boolean | ApprovalCheck<ToolInput<TParams>>;
 }
 
 /**
@@ -103,30 +116,40 @@ export type ApprovalPolicy = 'never' | 'always' | 'function';
 /** The brand that marks an object made by `defineTool`; global so copies of toolpool agree. */
 export const TOOL_BRAND: unique symbol = Symbol.for('toolpool.tool') as never;
 
-export type Tool<TParams extends TSchema = TSchema, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
+export type Tool<TParams extends ToolParameters = ToolParameters, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
   readonly [TOOL_BRAND]: true;
 };
 
 /**
  * Declares a tool. The type of `args` in `execute` is derived from the
- * TypeBox `parameters` schema, so the schema shown to the model and the
- * type the code uses cannot drift apart (S1).
+ * `parameters` schema, so the schema shown to the model and the type the
+ * code uses cannot drift apart. Throws a TypeError when `parameters` is not
+ * a schema toolpool understands or `execute` is missing.
  */
-export function defineTool<TParams extends TSchema, TDetails = unknown>(
+export function defineTool<TParams extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParams, TDetails>,
 ): Tool<TParams, TDetails> {
+  const problem = definitionProblem(definition);
+  if (problem) throw new TypeError(ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
   return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
+}
+
+/** What defineTool refuses at once: the rest of a definition is checked when the tool is registered. */
+export function definitionProblem(definition: unknown): string | undefined {
+  if (typeof definition !== 'object' || definition === null) return 'a tool definition must be an object';
+  const { parameters, execute } = definition as Partial<ToolDefinition>;
+  return parametersProblem(parameters) ?? (typeof execute === 'function' ? undefined : ConfigErrors.noExecute());
 }
 
 export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_BRAND] === true;
 }
 
-/** What the model sees of a tool. */
+/** What the model sees of a tool; `parameters` is plain JSON Schema, whatever the tool was written with. */
 export interface ToolSchema {
   name: string;
   description: string;
-  parameters: TSchema;
+  parameters: JsonSchema;
 }
 
 /** A call the model asked for. `arguments` may be a JSON string, as some providers send it. */

@@ -1,21 +1,26 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
-import type { TSchema } from '@sinclair/typebox';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
-import { linearRegExp } from './linear-regexp.ts';
+import { fieldPath } from './field-path.ts';
+import { linearRegExp, linearRegExpOrDeferred } from './linear-regexp.ts';
+import type { JsonSchema } from './tool-parameters.ts';
 
 /**
- * Two Ajv instances for the whole process, alike but for their regular
+ * Three Ajv instances for the whole process, alike but for their regular
  * expressions: inline tools (code the host wrote) get JavaScript's own,
  * module tools (code the host may not trust, whose schema still runs on the
- * host) get a linear-time engine. `coerceTypes` undoes the usual model
- * mistakes (`"3"` for a number, `"true"` for a boolean) in place (S3);
+ * host) get a linear-time engine. A module tool whose Standard Schema
+ * validates again in its worker may have patterns that engine cannot run
+ * (Zod's hostname and emoji checks use lookahead): the host leaves those to
+ * the worker instead of refusing the tool. `coerceTypes` undoes the usual
+ * model mistakes (`"3"` for a number, `"true"` for a boolean) in place;
  * `useDefaults` fills schema defaults; `allErrors` lets one error result
- * name every wrong field at once (S4).
+ * name every wrong field at once.
  */
 const trustedAjv = argumentAjv();
 const untrustedAjv = argumentAjv(linearRegExp);
+const revalidatedAjv = argumentAjv(linearRegExpOrDeferred);
 
 function argumentAjv(regExp?: RegExpEngine): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
@@ -46,14 +51,20 @@ export type ValidationOutcome =
  */
 export type ArgumentValidator = (args: Record<string, unknown>, received: unknown) => ValidationOutcome;
 
+/** Where a schema comes from: the host's own code, or a module, whose Standard Schema may validate again in its worker. */
+export interface SchemaTrust {
+  untrusted?: boolean;
+  revalidatedInWorker?: boolean;
+}
+
 /**
  * Compiles the validator for one tool, once, at registration. Throws a
  * configuration error naming the tool when the schema itself is broken.
  */
-export function compileArgumentValidator(toolName: string, where: string, schema: TSchema, trust: { untrusted?: boolean } = {}): ArgumentValidator {
+export function compileArgumentValidator(toolName: string, where: string, schema: JsonSchema, trust: SchemaTrust = {}): ArgumentValidator {
   let validate: ValidateFunction;
   try {
-    validate = (trust.untrusted ? untrustedAjv : trustedAjv).compile(schema);
+    validate = ajvFor(trust).compile(schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
@@ -64,6 +75,11 @@ export function compileArgumentValidator(toolName: string, where: string, schema
     const problems = errors.slice(0, 20).map(describeProblem);
     return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
+}
+
+function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
+  if (!untrusted) return trustedAjv;
+  return revalidatedInWorker ? revalidatedAjv : untrustedAjv;
 }
 
 function describeProblem(error: ErrorObject): string {
@@ -87,8 +103,7 @@ function fieldOf(error: ErrorObject): string {
   const segments = error.instancePath.split('/').slice(1).map(unescapePointer);
   if (error.keyword === 'required') segments.push(String(params.missingProperty));
   if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
-  if (segments.length === 0) return '(root)';
-  return segments.reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+  return fieldPath(segments);
 }
 
 function unescapePointer(segment: string): string {
