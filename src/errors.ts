@@ -191,6 +191,9 @@ export const ConfigErrors = {
   moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
+  unknownToolLimits: (names: string[], known: string[]) =>
+    `createExecutor: option toolLimits names ${names.length === 1 ? 'a tool' : 'tools'} that ${names.length === 1 ? 'does' : 'do'} not exist: ` +
+    `${boundText(names.map((name) => JSON.stringify(name)).join(', '), 500)}. The tools are ${known.length ? boundText(known.join(', '), 2000) : '(none)'}.`,
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
 } as const;
 

@@ -32,8 +32,15 @@ export interface ExecutorOptions {
   afterToolCall?: AfterToolCallHook;
   /** Host functions tools may call as `ctx.host.name(...)`. */
   host?: HostFunctions;
-  /** Defaults for every tool; a tool's own `limits` override them. */
+  /** Defaults for every tool; a tool's own `limits` may only tighten them. */
   limits?: ToolLimits;
+  /**
+   * The host's own limits for named tools, over `limits`: these may loosen
+   * as well as tighten (give one slow tool 5 minutes without giving every
+   * tool 5 minutes). A tool's own `limits` still only tighten what is set
+   * here. A name no tool has is refused.
+   */
+  toolLimits?: Readonly<Record<string, ToolLimits>>;
   workers?: WorkerOptions;
   /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
   isolation?: Isolation;
@@ -74,7 +81,14 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     tiers.check(checked.isolation);
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
     await tiers.ready(checked.isolation);
-    const tools = await registerTools(entries, { tiers, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    const tools = await registerTools(entries, {
+      tiers,
+      limits: checked.limits,
+      toolLimits: checked.toolLimits,
+      host: checked.host,
+      isolation: checked.isolation,
+    });
+    checkToolLimitNames(checked.toolLimits, tools);
     if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await tiers.ready('sandbox');
     return new ToolExecutor(tools, tiers, checked);
   } catch (error) {
@@ -88,6 +102,7 @@ interface CheckedOptions {
   isolation: Isolation;
   permissions?: Permissions;
   limits: ToolLimits;
+  toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -101,10 +116,17 @@ async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
     isolation: options.isolation ?? 'worker',
     ...(options.permissions !== undefined ? { permissions: options.permissions } : {}),
     limits: definedLimits(options.limits),
+    toolLimits: Object.fromEntries(Object.entries(options.toolLimits ?? {}).map(([name, limits]) => [name, definedLimits(limits)])),
     host: options.host ?? {},
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
   };
+}
+
+/** Every name in `toolLimits` must be a tool's: a typo would otherwise leave a tool with limits the host did not mean. */
+function checkToolLimitNames(toolLimits: Readonly<Record<string, ToolLimits>>, tools: ReadonlyMap<string, RegisteredTool>): void {
+  const unknown = Object.keys(toolLimits).filter((name) => !tools.has(name));
+  if (unknown.length > 0) throw new Error(ConfigErrors.unknownToolLimits(unknown, [...tools.keys()]));
 }
 
 function workerCounts(workers: WorkerOptions | undefined) {

@@ -86,6 +86,8 @@ const executorProperties = {
   afterToolCall: Optional(FunctionOption()),
   host: Optional(Type.Record(Type.String(), FunctionOption(), { expected: 'an object of functions' })),
   limits: Optional(LimitsSchema),
+  // The host's own limits per tool name, which may loosen `limits` (a tool's own limits only tighten).
+  toolLimits: Optional(Type.Record(Type.String(), LimitsSchema, { expected: 'an object of tool name → limits' })),
   workers: Optional(Options(workersProperties, 'an object of worker counts and timeouts')),
   isolation: Optional(ISOLATION),
   permissions: Optional(Options(permissionsProperties, 'an object with fsRead, fsWrite or net')),

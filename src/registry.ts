@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import { hostForInline, runInline } from './inline-runner.ts';
 import type { Tiers } from './isolation/tiers.ts';
-import { resolveLimits, type ResolvedLimits } from './limits.ts';
+import { hostLimits, resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
 import type { ModuleTask } from './pool/protocol.ts';
 import type { ToolRunner } from './runner.ts';
@@ -41,6 +41,8 @@ export interface RegisteredTool {
 export interface RegistryContext {
   tiers: Tiers;
   limits: ToolLimits;
+  /** The host's own limits per tool name, over `limits`. */
+  toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   isolation: Isolation;
 }
@@ -89,7 +91,7 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
-    limits: resolveLimits(context.limits, info.limits),
+    limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
       needsApproval: async (args) => (tool.needsApproval as (args: Record<string, unknown>) => unknown)(args),
@@ -111,7 +113,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
-  const limits = resolveLimits(context.limits, info.limits);
+  const limits = resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits);
   return {
     info,
     source: where,
