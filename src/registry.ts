@@ -11,6 +11,7 @@ import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
 import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
+import { withSandboxNetHint } from './sandbox-net-hint.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 
@@ -112,7 +113,8 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
   info = await checkToolInfo(info, where);
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
-  const tier = context.tiers.get(strongerIsolation(context.isolation, info.isolation));
+  const isolation = strongerIsolation(context.isolation, info.isolation);
+  const tier = context.tiers.get(isolation);
   const limits = resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits);
   return {
     info,
@@ -122,7 +124,7 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
     runner: {
       prepare: (raw, signal) => tier.prepare(ref, raw, limits, signal),
       needsApproval: (args) => tier.needsApproval(ref, args, limits),
-      execute: (job) => tier.execute(job, ref),
+      execute: isolation === 'sandbox' ? (job) => tier.execute(job, ref).then(withSandboxNetHint) : (job) => tier.execute(job, ref),
     },
   };
 }

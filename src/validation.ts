@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
-import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
+import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
 import { fieldPath } from './field-path.ts';
 import { linearRegExp, linearRegExpOrDeferred } from './linear-regexp.ts';
 import type { JsonSchema } from './tool-parameters.ts';
@@ -70,11 +70,18 @@ export function compileArgumentValidator(toolName: string, where: string, schema
   }
   return (args, received) => {
     if (validate(args)) return { ok: true, args };
+    const errors = foldUnions(validate.errors ?? []);
     // Only as many problems as the error text shows are described: 200,000 unknown properties stay cheap.
-    const errors = validate.errors ?? [];
-    const problems = errors.slice(0, 20).map(describeProblem);
+    const problems = errors.slice(0, 20).map((error) => describeProblem(error, schema));
     return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
+}
+
+/** A union's failure is one problem ("must be one of ..."), not one per branch that did not match. */
+function foldUnions(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf').map((error) => `${error.schemaPath}/`);
+  if (unions.length === 0) return errors;
+  return errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)));
 }
 
 function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
@@ -82,7 +89,7 @@ function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
   return revalidatedInWorker ? revalidatedAjv : untrustedAjv;
 }
 
-function describeProblem(error: ErrorObject): string {
+function describeProblem(error: ErrorObject, schema: JsonSchema): string {
   const field = fieldOf(error);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -91,10 +98,40 @@ function describeProblem(error: ErrorObject): string {
     case 'additionalProperties':
       return `${field}: is not an allowed property`;
     case 'enum':
-      return `${field}: must be one of ${JSON.stringify(params.allowedValues)}`;
+      return `${field}: must be one of ${listValues(params.allowedValues as unknown[])}`;
+    case 'const':
+      return `${field}: must be ${preview(params.allowedValue, 100)}`;
+    case 'anyOf':
+    case 'oneOf':
+      return `${field}: ${unionExpectation(schemaAt(schema, error.schemaPath))}`;
     default:
       return `${field}: ${error.message ?? 'is invalid'}`;
   }
+}
+
+/** What a union accepts: its values when every branch is a constant or an enum, else the kinds of its branches. */
+function unionExpectation(branches: unknown): string {
+  if (!Array.isArray(branches)) return 'must match one of the allowed schemas';
+  const parts = branches.map((branch: unknown) => (typeof branch === 'object' && branch !== null ? (branch as Record<string, unknown>) : {}));
+  const values = parts.flatMap((branch) => ('const' in branch ? [branch.const] : Array.isArray(branch.enum) ? branch.enum : [undefined]));
+  if (!values.includes(undefined)) return `must be one of ${listValues(values)}`;
+  const kinds = parts.map((branch) => ('const' in branch ? preview(branch.const, 50) : typeof branch.type === 'string' ? branch.type : 'a schema'));
+  return `must be one of: ${[...new Set(kinds)].join(', ')}`;
+}
+
+function listValues(values: unknown[]): string {
+  const shown = values.slice(0, 30).map((value) => preview(value, 50));
+  return values.length > shown.length ? `${shown.join(', ')} … (${values.length} values)` : shown.join(', ');
+}
+
+/** The part of the tool's schema an error's `schemaPath` (`#/properties/mode/anyOf`) points at. */
+function schemaAt(schema: JsonSchema, pointer: string): unknown {
+  let node: unknown = schema;
+  for (const segment of pointer.split('/').slice(1).map(unescapePointer)) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node;
 }
 
 /** A readable field path: `limit`, `filters.tags[2]`, or `(root)`. */

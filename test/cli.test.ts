@@ -106,7 +106,7 @@ describe('toolpool --help', () => {
     const flag = await toolpool(['run', '--frob']);
     expect(flag.code).toBe(2);
     expectCleanError(flag.stderr);
-    expect(flag.stderr).toMatch(/Unknown option '--frob'/);
+    expect(flag.stderr).toMatch(/^toolpool: unknown option --frob; the options are --help, --model, --tools, /);
   });
 });
 

@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { AdapterErrors } from '../errors.ts';
 import { createExecutor, type Executor } from '../executor.ts';
 import type { Isolation } from '../tool.ts';
-import { helpFlag, integerFlag, parseOrUsageError } from './args.ts';
+import { helpFlag, integerFlag } from './args.ts';
+import { inFlagTerms, parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
@@ -35,8 +35,7 @@ Example (Claude Code):
   claude mcp add toolpool -- npx toolpool serve --tools ./tools`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parseOrUsageError('serve', () =>
-    parseArgs({
+  const { values } = parseFlags('serve', {
       args: argv,
       strict: true,
       options: {
@@ -49,8 +48,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
         'allow-write': { type: 'string', multiple: true },
         'tool-options': { type: 'string' },
       },
-    }),
-  );
+    });
   if (values.help) {
     process.stdout.write(`${serveHelp}\n`);
     return 0;
@@ -125,7 +123,7 @@ async function loadExecutor(values: ServeValues, timeoutMs: number | undefined):
       ...(fsRead.length || fsWrite.length ? { permissions: { fsRead, fsWrite } } : {}),
     });
   } catch (error) {
-    throw runError(oneLineMessage(error));
+    throw runError(inFlagTerms(oneLineMessage(error)));
   }
 }
 
