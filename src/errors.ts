@@ -175,6 +175,12 @@ export const ConfigErrors = {
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
   syntaxErrorAt: (message: string, file: string, line: number, column: number) => `${message} (syntax error at ${file}:${line}:${column})`,
+  noToolModulesIn: (folder: string) =>
+    `The folder ${folder} has no tool modules: toolpool loads its .ts, .mts, .js and .mjs files and those of its subfolders, ` +
+    'except names starting with "_" or ".", tests, declarations and the folders lib and node_modules.',
+  skippedModules: (files: string[]) =>
+    `toolpool: skipped ${files.length} module(s) of a tools folder whose default export is not a tool (helpers?): ${boundText(files.join(', '), 2000)}. ` +
+    'Name helpers with a leading "_" or put them in a lib/ folder to leave them out unread.',
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,

@@ -24,7 +24,15 @@ export interface WorkerOptions {
 }
 
 export interface ExecutorOptions {
-  /** Module paths or file URLs (run in workers), or inline `defineTool()` objects (run on this thread). */
+  /**
+   * Module paths or file URLs (run in workers), folders of tool modules, or
+   * inline `defineTool()` objects (run on this thread). A folder stands for
+   * its `.ts`, `.mts`, `.js` and `.mjs` files and those of its subfolders,
+   * except names starting with `_` or `.`, tests, declarations and the
+   * folders `lib` and `node_modules`; a module there whose default export is
+   * not a tool is skipped (one warning names them), any other failure to
+   * load fails `createExecutor` as for a module named on its own.
+   */
   tools: readonly ToolEntry[];
   /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
   toolExecution?: ExecutionMode;

@@ -12,14 +12,15 @@ import { withSyntaxLocation } from './module-syntax.ts';
 import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
 import { withSandboxNetHint } from './sandbox-net-hint.ts';
+import { toolModulesIn } from './tool-folders.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 
 /**
  * A tool as `createExecutor({ tools })` accepts it: a module path or file
- * URL (runs in workers), the same with options for a module whose default
- * export is a factory `(options) => tool`, or an inline `defineTool()`
- * object (runs on this thread).
+ * URL (runs in workers), or a folder of them, the same with options for
+ * modules whose default export is a factory `(options) => tool`, or an
+ * inline `defineTool()` object (runs on this thread).
  */
 export type ToolEntry = string | URL | ModuleEntry | Tool;
 
@@ -48,23 +49,37 @@ export interface RegistryContext {
   isolation: Isolation;
 }
 
-/** An entry after the first step: an inline tool, or a module compiled and ready to import in a worker. */
-export type LoadedEntry = { inline: Tool } | { module: ModuleTask };
+/**
+ * An entry after the first step: an inline tool, or a module compiled and
+ * ready to import in a worker; `folder` when it was found in a folder.
+ */
+export type LoadedEntry = { inline: Tool } | { module: ModuleTask; folder?: string };
 
 /**
  * Step one: find each module and make it importable by a plain worker
- * (TypeScript is compiled here without running it). Nothing of a module
- * runs on this thread.
+ * (TypeScript is compiled here without running it); a folder stands for
+ * the tool modules in it (see tool-folders.ts). Nothing of a module runs on
+ * this thread.
  */
 export async function loadEntries(entries: readonly unknown[]): Promise<LoadedEntry[]> {
-  return Promise.all(entries.map((entry, index) => loadEntry(entry, index)));
+  return (await Promise.all(entries.map((entry, index) => loadEntry(entry, index)))).flat();
 }
 
-async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
-  if (typeof entry === 'string' || entry instanceof URL) return { module: await compileModule(modulePath(entry, index)) };
-  if (isModuleEntry(entry)) return { module: await compileModule(modulePath(entry.module, index), entry.options) };
-  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return { inline: entry as Tool };
+async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> {
+  if (typeof entry === 'string' || entry instanceof URL) return loadModules(modulePath(entry, index));
+  if (isModuleEntry(entry)) return loadModules(modulePath(entry.module, index), entry.options);
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return [{ inline: entry as Tool }];
   throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
+}
+
+/** One module, or each tool module of a folder, with the same factory options. */
+async function loadModules(path: string, options?: unknown): Promise<LoadedEntry[]> {
+  const found = await stat(path).catch(() => undefined);
+  if (found?.isFile()) return [{ module: await compileModule(path, options) }];
+  if (!found?.isDirectory()) throw new Error(ConfigErrors.moduleNotFound(path));
+  const files = await toolModulesIn(path);
+  if (files.length === 0) throw new Error(ConfigErrors.noToolModulesIn(path));
+  return Promise.all(files.map(async (file) => ({ module: await compileModule(file, options), folder: path })));
 }
 
 /**
@@ -73,10 +88,12 @@ async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
  */
 export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
   const registered = await Promise.all(
-    entries.map((entry) => ('inline' in entry ? registerInline(entry.inline, context) : registerModule(entry.module, context))),
+    entries.map((entry) => ('inline' in entry ? registerInline(entry.inline, context) : registerFound(entry, context))),
   );
+  reportSkipped(entries.filter((_, index) => registered[index] === undefined));
   const byName = new Map<string, RegisteredTool>();
   for (const tool of registered) {
+    if (tool === undefined) continue;
     const existing = byName.get(tool.info.name);
     if (existing) throw new Error(ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
     byName.set(tool.info.name, tool);
@@ -99,6 +116,26 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
       execute: (job) => runInline(tool, job, host),
     },
   };
+}
+
+/**
+ * A module found in a folder whose default export is no tool (a helper) is
+ * skipped: `undefined`. Any other failure, there or for a module named
+ * explicitly, fails the executor.
+ */
+async function registerFound(entry: { module: ModuleTask; folder?: string }, context: RegistryContext): Promise<RegisteredTool | undefined> {
+  try {
+    return await registerModule(entry.module, context);
+  } catch (error) {
+    if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source)) return undefined;
+    throw error;
+  }
+}
+
+/** Said once per executor, listing them: a helper in a tools folder is normal, but a tool that was meant and is missing should be noticed. */
+function reportSkipped(skipped: LoadedEntry[]): void {
+  const files = skipped.flatMap((entry) => ('module' in entry ? [entry.module.source] : []));
+  if (files.length > 0) process.emitWarning(ConfigErrors.skippedModules(files), 'ToolpoolWarning');
 }
 
 async function registerModule(ref: ModuleTask, context: RegistryContext): Promise<RegisteredTool> {
@@ -130,7 +167,6 @@ async function registerModule(ref: ModuleTask, context: RegistryContext): Promis
 }
 
 async function compileModule(path: string, options?: unknown): Promise<ModuleTask> {
-  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
   try {
     const module = await toRunnableModule(path);
     return { module, source: path, ...(options !== undefined ? { options } : {}) };
