@@ -65,8 +65,18 @@ export interface Executor {
   readonly labels: ReadonlyMap<string, string>;
   subscribe(listener: Listener<ToolEvent>): () => void;
   executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;
+  /** Stops the workers and child processes; calls still running end with an error result. Idempotent. */
   close(): Promise<void>;
+  /** `close()`, so that `await using executor = await createExecutor(...)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
+
+/**
+ * `Symbol.asyncDispose`: Node 20.4+ define it (as `Symbol.for('nodejs.asyncDispose')`
+ * until the language's own arrived); the fallback is that same symbol, so
+ * `await using` finds the method on any runtime without a polyfill.
+ */
+const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
 /**
  * Loads the tools (module tools are described inside a worker), compiles
@@ -193,5 +203,9 @@ class ToolExecutor implements Executor {
     if (this.#closed) return;
     this.#closed = true;
     await this.tiers.close();
+  }
+
+  [asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

@@ -75,10 +75,10 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
     expect(checked.code).toBe(0);
   });
 
-  test('they run: the module tool in a worker, its arguments validated and coerced', async () => {
+  test('they run: the module tools in workers, their arguments validated and coerced', async () => {
     const ran = await run(process.execPath, ['host.mjs'], project, 60_000);
     expect(ran.stderr).toBe('');
-    expect(ran.stdout.trim()).toBe('HELLO x3');
+    expect(ran.stdout.trim()).toBe('HELLO x3\n5');
   });
 
   test('require("toolpool") from the installed package says to use import', async () => {
@@ -93,7 +93,8 @@ async function writeUserProject(dir: string, tarball: string): Promise<void> {
       name: 'toolpool-user',
       private: true,
       type: 'module',
-      dependencies: { toolpool: `file:./${tarball}`, '@sinclair/typebox': USER_TYPEBOX },
+      // No typebox 1.x: the types that bridge to it must still compile without it (skipLibCheck is off).
+      dependencies: { toolpool: `file:./${tarball}`, '@sinclair/typebox': USER_TYPEBOX, zod: '4.6.7' },
       devDependencies: { '@types/node': '20.19.43' },
     }),
     'tsconfig.json': JSON.stringify({
@@ -117,19 +118,35 @@ export default defineTool({
   },
 });
 `,
+    // A Zod 4 tool: args typed from the schema's output (the transform makes a number).
+    'count.ts': `import { z } from 'zod';
+import { defineTool } from 'toolpool';
+
+export default defineTool({
+  name: 'count',
+  description: 'Count the letters of a word',
+  parameters: z.object({ word: z.string().transform((word) => word.length) }),
+  execute({ word }) {
+    return { content: [{ type: 'text', text: word.toFixed(0) }] };
+  },
+});
+`,
+    // Type-checked only: \`await using\` closes the executor (Symbol.asyncDispose).
     'host.ts': `import { createExecutor, type ToolResultMessage } from 'toolpool';
 
-const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
+await using executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
 const { results }: { results: ToolResultMessage[] } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
 console.log(results[0]!.content);
-await executor.close();
 `,
     // What the test runs: the same host in JavaScript, loading the same TypeScript tool module.
     'host.mjs': `import { createExecutor } from 'toolpool';
 
-const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
-const { results } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
-console.log(results[0].isError ? 'error: ' + results[0].content[0].text : results[0].content[0].text);
+const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url), new URL('./count.ts', import.meta.url)] });
+const { results } = await executor.executeBatch([
+  { id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } },
+  { id: '2', name: 'count', arguments: { word: 'hello' } },
+]);
+for (const result of results) console.log(result.isError ? 'error: ' + result.content[0].text : result.content[0].text);
 await executor.close();
 `,
   };
