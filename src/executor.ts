@@ -34,7 +34,7 @@ export interface ExecutorOptions {
    * load fails `createExecutor` as for a module named on its own.
    */
   tools: readonly ToolEntry[];
-  /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
+  /** `'sequential'` runs every batch one call at a time. Default `'parallel'`. */
   toolExecution?: ExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -61,7 +61,7 @@ export interface ExecutorOptions {
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
   readonly definitions: ToolSchema[];
-  /** Each tool's `label` (UI metadata, S2) by tool name, for tools that have one; never sent to a model. */
+  /** Each tool's `label` (UI metadata) by tool name, for tools that have one; never sent to a model. */
   readonly labels: ReadonlyMap<string, string>;
   subscribe(listener: Listener<ToolEvent>): () => void;
   executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;

@@ -17,9 +17,9 @@ export interface ImageContent {
 export type Content = TextContent | ImageContent;
 
 /**
- * What `execute` returns (S6). `content` is what the model reads next turn;
+ * What `execute` returns. `content` is what the model reads next turn;
  * `details` is for logs and UIs and never reaches the model; `terminate`
- * asks to stop after this batch (S7).
+ * asks to stop after this batch.
  */
 export interface ToolResult<TDetails = unknown> {
   content: Content[];
@@ -52,7 +52,7 @@ export interface ToolContext {
   callId: string;
   /** Fires when the call is aborted or times out; stop work promptly. */
   signal: AbortSignal;
-  /** Emit a partial result as a `tool_update` event; dropped once the call settled (S10). */
+  /** Emit a partial result as a `tool_update` event; dropped once the call settled. */
   onUpdate: (partial: ToolResult) => void;
   /** Host capabilities granted by `createExecutor({ host })`. */
   host: Record<string, (...args: unknown[]) => Promise<unknown>>;
@@ -70,10 +70,10 @@ export interface ToolDefinition<TParams extends ToolParameters = ToolParameters,
    * defaults) then runs before `execute`, where the tool's code runs.
    */
   parameters: TParams;
-  /** UI metadata only; never changes execution (S2). */
+  /** UI metadata only; never changes execution. */
   label?: string;
   executionMode?: ExecutionMode;
-  /** Rewrites the raw arguments before validation (S5). */
+  /** Rewrites the raw arguments before validation. */
   prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
   /**
    * Runs the tool with validated, coerced arguments, typed from the schema

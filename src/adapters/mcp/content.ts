@@ -14,7 +14,7 @@ export function toMcpContent(content: readonly Content[]): McpContent[] {
  * A finished call as an MCP tool result. An error result (validation, a
  * throw, a crash, a limit) stays a result with `isError: true` and
  * toolpool's text, so the model reads what went wrong; `details` is for
- * logs and UIs and is not sent (S6).
+ * logs and UIs and is not sent.
  */
 export function toCallToolResult(message: ToolResultMessage): CallToolResult {
   return { content: toMcpContent(message.content), isError: message.isError };
