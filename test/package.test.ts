@@ -45,6 +45,19 @@ describe('require() of an ES module package', () => {
   });
 });
 
+describe('what the package says about itself', () => {
+  test('its version is the newest release in CHANGELOG.md (Unreleased sits above it)', async () => {
+    const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+    const headings = (await readFile(join(root, 'CHANGELOG.md'), 'utf8')).match(/^## .+$/gm) ?? [];
+    const released = headings.filter((heading) => heading !== '## Unreleased');
+    expect(released[0]).toBe(`## ${version}`);
+  });
+
+  test('the README names no internal rule codes', async () => {
+    expect(await readFile(join(root, 'README.md'), 'utf8')).not.toMatch(/\bS\d{1,2}\b/);
+  });
+});
+
 describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
   let project: string;
 
@@ -79,6 +92,13 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
     const ran = await run(process.execPath, ['host.mjs'], project, 60_000);
     expect(ran.stderr).toBe('');
     expect(ran.stdout.trim()).toBe('HELLO x3\n5');
+  });
+
+  test('the published declarations carry no internal rule codes', async () => {
+    const dist = join(project, 'node_modules/toolpool/dist');
+    const declarations = (await readdir(dist, { recursive: true })).filter((name) => name.endsWith('.d.ts'));
+    expect(declarations).toContain(join('src', 'typebox-static.d.ts'));
+    for (const name of declarations) expect(await readFile(join(dist, name), 'utf8'), name).not.toMatch(/\bS\d{1,2}\b/);
   });
 
   test('require("toolpool") from the installed package says to use import', async () => {
