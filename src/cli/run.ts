@@ -20,8 +20,9 @@ the final answer to stdout.
 
 Options:
   -m, --model <provider:model>  openai:<model> or anthropic:<model>, e.g. openai:gpt-4o-mini
-  -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder
-                                loads every .ts/.mts/.js/.mjs file in it. Repeatable or comma-separated.
+  -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder loads
+                                its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
+                                helpers without a tool export are skipped). Repeatable or comma-separated.
       --base-url <url>          An API-compatible server (vLLM, Ollama, llama.cpp, LM Studio...),
                                 with or without /v1. With it, no API key is needed.
       --system <text>           System prompt

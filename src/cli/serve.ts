@@ -16,7 +16,8 @@ signal). Speaks MCP on stdin/stdout by default; logs go to stderr.
 
 Options:
   -t, --tools <file|folder>   Tool modules (default export made with defineTool); a folder loads
-                              every .ts/.mts/.js/.mjs file in it. Repeatable or comma-separated.
+                              its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
+                              helpers without a tool export are skipped). Repeatable or comma-separated.
       --http <port>           Serve Streamable HTTP on 127.0.0.1:<port> at /mcp instead of stdio
                               (0 picks a free port; the URL is logged)
       --timeout-ms <n>        Time limit per call (default 30000)
