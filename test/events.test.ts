@@ -1,19 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { OrderedEmitter } from '../src/events.ts';
 import { Agent, createExecutor, defineTool, scriptedModel } from '../src/index.ts';
 import { call } from './support/executors.ts';
+import { captureWarnings, restoreWarningsAfterEach } from './support/warnings.ts';
 
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-/** The warnings toolpool emits meanwhile, as text. */
-function captureWarnings(): string[] {
-  const warnings: string[] = [];
-  vi.spyOn(process, 'emitWarning').mockImplementation((warning: string | Error) => void warnings.push(String(warning)));
-  return warnings;
-}
+restoreWarningsAfterEach();
 
 describe('OrderedEmitter', () => {
   test('sync listeners get each event at once; once a listener is async, later events wait their turn', async () => {

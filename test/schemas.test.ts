@@ -1,51 +1,24 @@
 import { Type as Type034 } from '@sinclair/typebox';
-import { toStandardJsonSchema } from '@valibot/to-json-schema';
-import { type } from 'arktype';
 import Type from 'typebox';
 import * as v from 'valibot';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { z as z3 } from 'zod/v3';
 import { createExecutor as create, defineTool, type ToolParameters } from '../src/index.ts';
+import arktypeGreet from './fixtures/schemas/arktype-tool.ts';
+import valibotGreet from './fixtures/schemas/valibot-tool.ts';
+import zodGreet from './fixtures/schemas/zod-tool.ts';
 import { call, fixture, textOf, useExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();
 
-/** The same greeting tool in each schema library: a transform (upper case), a default (times = 1) and a refinement (tag starts with #). */
-const inlineGreeters = {
-  zod: defineTool({
-    name: 'zod_greet',
-    description: 'Greets someone',
-    parameters: z.object({
-      name: z.string().min(1).transform((name) => name.trim().toUpperCase()),
-      times: z.number().int().default(1),
-      tag: z.string().refine((tag) => tag.startsWith('#'), 'must start with #').optional(),
-    }),
-    execute: ({ name, times, tag }) => ({ content: [{ type: 'text', text: `${`hi ${name}`.repeat(times)}${tag ? ` ${tag}` : ''}` }] }),
-  }),
-  valibot: defineTool({
-    name: 'valibot_greet',
-    description: 'Greets someone',
-    parameters: toStandardJsonSchema(
-      v.object({
-        name: v.pipe(v.string(), v.minLength(1), v.transform((name) => name.trim().toUpperCase())),
-        times: v.optional(v.pipe(v.number(), v.integer()), 1),
-        tag: v.optional(v.pipe(v.string(), v.check((tag) => tag.startsWith('#'), 'must start with #'))),
-      }),
-    ),
-    execute: ({ name, times, tag }) => ({ content: [{ type: 'text', text: `${`hi ${name}`.repeat(times)}${tag ? ` ${tag}` : ''}` }] }),
-  }),
-  arktype: defineTool({
-    name: 'arktype_greet',
-    description: 'Greets someone',
-    parameters: type({
-      name: type('string > 0').pipe((name) => name.trim().toUpperCase()),
-      'times?': 'number.integer',
-      'tag?': type('string').narrow((tag, ctx) => tag.startsWith('#') || ctx.mustBe('a string that starts with #')),
-    }),
-    execute: ({ name, times = 1, tag }) => ({ content: [{ type: 'text', text: `${`hi ${name}`.repeat(times)}${tag ? ` ${tag}` : ''}` }] }),
-  }),
-};
+/**
+ * The same greeting tool in each schema library: a transform (upper case), a
+ * default (times = 1) and a refinement (tag starts with #). Given as a path
+ * it is a module tool (its schema's own validation runs in the worker);
+ * imported and given as the object, the same definition is an inline tool.
+ */
+const inlineGreeters = { zod: zodGreet, valibot: valibotGreet, arktype: arktypeGreet };
 
 const forms = [
   ...(['zod', 'valibot', 'arktype'] as const).map((library) => ({ library, form: 'module', tool: fixture(`schemas/${library}-tool.ts`) })),

@@ -2,24 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, describe, expect, test, vi } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { createExecutor as create } from '../src/index.ts';
 import { toolModulesIn } from '../src/tool-folders.ts';
 import { call, exampleTool, fixture, textOf, useExecutors } from './support/executors.ts';
+import { captureWarnings, restoreWarningsAfterEach } from './support/warnings.ts';
 
 const createExecutor = useExecutors();
 const folder = fixture('tool-folder');
 const empty = mkdtempSync(join(tmpdir(), 'toolpool-empty-folder-'));
 afterAll(() => rmSync(empty, { recursive: true, force: true }));
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function captureWarnings(): string[] {
-  const warnings: string[] = [];
-  vi.spyOn(process, 'emitWarning').mockImplementation((warning: string | Error) => void warnings.push(String(warning)));
-  return warnings;
-}
+restoreWarningsAfterEach();
 
 describe('a folder in createExecutor({ tools })', () => {
   test('the rule: .ts/.mts/.js/.mjs files, subfolders too, without _ and . names, tests, declarations, lib/ and node_modules/', async () => {
