@@ -53,6 +53,17 @@ describe.each(forms)('a $library tool ($form)', ({ library, tool }) => {
     expect(textOf(results[0]!)).not.toContain('hi ');
   });
 
+  test('the schema\'s own validation leaves nothing behind: calls, a failing one too, keep their worker', async () => {
+    const executor = await createExecutor({ tools: [tool], workers: { min: 1, max: 1 } });
+    const threads: unknown[] = [];
+    for (const args of [{ name: 'a' }, { name: 'b', tag: 'no-hash' }, { name: 'c' }]) {
+      const { results } = await executor.executeBatch([call('1', name, args)]);
+      if (!results[0]!.isError) threads.push((results[0]!.details as { threadId: number }).threadId);
+    }
+    expect(threads).toHaveLength(2);
+    expect(threads[1]).toBe(threads[0]);
+  });
+
   test('an object for a string field is a validation error, not a call', async () => {
     const executor = await createExecutor({ tools: [tool] });
     const { results } = await executor.executeBatch([call('1', name, { name: { a: 1 } })]);
