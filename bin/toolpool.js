@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `toolpool` command. In a clone (the TypeScript sources sit next to this
-// file) it runs them through tsx; in an installed package it runs the
-// compiled JavaScript from dist/.
+// file) it runs them through tsx, a devDependency that `npm ci` installs
+// there; an installed package has no sources and runs the compiled
+// JavaScript from dist/, so nothing at run time needs tsx.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

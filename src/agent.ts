@@ -52,7 +52,7 @@ export interface AgentOptions {
 }
 
 /**
- * The agent loop (S14): `prompt(text)` runs model turn → tool calls →
+ * The agent loop: `prompt(text)` runs model turn → tool calls →
  * `executor.executeBatch` → results → next turn until the model answers
  * without tools, a batch terminates, a hook stops the run, a call needs a
  * person's approval, `maxTurns` is reached, the model fails, or `abort()`

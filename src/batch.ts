@@ -22,11 +22,11 @@ export interface BatchOptions {
 }
 
 export interface BatchResult {
-  /** One result per call, in the order the model asked for them (S12). */
+  /** One result per call, in the order the model asked for them. */
   results: ToolResultMessage[];
-  /** Every result asked to terminate (S7). */
+  /** Every result asked to terminate. */
   terminate: boolean;
-  /** A hook stopped the run (S13). */
+  /** A hook stopped the run. */
   stopped: boolean;
   stopReason?: string;
   /**
@@ -62,7 +62,7 @@ interface CallState {
 }
 
 /**
- * Runs one batch of tool calls with the seed's lifecycle (S11-S13):
+ * Runs one batch of tool calls with the seed's lifecycle:
  * prepare (tool_start, lookup, parse, prepareArguments, validation,
  * beforeToolCall) in source order; execute (only this part concurrent);
  * finalize (afterToolCall, tool_end, result message) in source order.
@@ -102,7 +102,7 @@ export class BatchRun {
     };
   }
 
-  /** S11: sequential for the whole executor, or whenever a sequential tool is in the batch. */
+  /** Sequential for the whole executor, or whenever a sequential tool is in the batch. */
   #isSequential(): boolean {
     if (this.env.toolExecution === 'sequential') return true;
     return this.calls.some((call) => this.env.tools.get(call.name)?.info.executionMode === 'sequential');
@@ -181,7 +181,6 @@ export class BatchRun {
     if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
-    if (!tool.info.hasExecute) return ToolErrors.noImplementation(call.name);
     if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
     if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);

@@ -7,7 +7,6 @@
 export const ToolErrors = {
   unknownTool: (name: string, available: string[]) =>
     `Tool "${boundText(name, 200)}" not found. Available tools: ${available.length ? boundText(available.join(', '), 2000) : '(none)'}.`,
-  noImplementation: (name: string) => `Tool "${boundText(name, 200)}" has no execute function, so it cannot run.`,
   malformedJson: (name: string, reason: string, raw: string) =>
     `The arguments for tool "${boundText(name, 200)}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
     'Call the tool again with a JSON object as arguments.',
@@ -87,8 +86,17 @@ export const ToolErrors = {
   processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
 } as const;
 
-/** Messages about what a Node line cannot enforce, or what a tier cannot give. */
+/** Messages about what a Node line cannot enforce, or what a tier cannot give, and what the permissions refused. */
 export const PermissionErrors = {
+  fsDenied: (verb: 'read' | 'write', path: string, option: 'fsRead' | 'fsWrite', flag: string) =>
+    `Access denied: the tool may not ${verb} ${path ? JSON.stringify(boundText(path, 500)) : 'that path'} (Node's permission model, ERR_ACCESS_DENIED). ` +
+    `To allow it, add the path or a folder that holds it to permissions.${option} (toolpool serve: ${flag}).`,
+  netDenied: (target: string) =>
+    `Access denied: the tool may not reach ${boundText(target, 300)} (Node's permission model, ERR_ACCESS_DENIED: permissions.net is not true). ` +
+    'To allow the network, set permissions.net: true, or use isolation: "sandbox" with permissions.net listing "host:port".',
+  featureDenied: (what: string) =>
+    `Access denied: ${what} is not allowed to a tool under permissions (Node's permission model, ERR_ACCESS_DENIED); no option grants it. ` +
+    'Run such a tool without permissions, or in isolation: "sandbox".',
   netListNeedsSandbox: (tier: string) =>
     `createExecutor: option permissions.net lists hosts, which only isolation "sandbox" can enforce (tools here run in the ${tier} tier). ` +
     'Use isolation: "sandbox", or permissions.net: true / false.',
@@ -119,6 +127,9 @@ export const SandboxErrors = {
   badNetEntry: (entry: string, problem: string) =>
     `createExecutor: permissions.net entry ${JSON.stringify(entry).slice(0, 200)} ${problem}`,
   netRefused: (target: string) => `toolpool sandbox: ${target} is not in permissions.net`,
+  netUnreachable: (target: string) =>
+    `(The tool runs in toolpool's sandbox, where only the "host:port" entries of permissions.net can be reached, and ${boundText(target, 300)} is not one of them: ` +
+    'add it to permissions.net if the tool should reach it.)',
 } as const;
 
 /** The agent loop's messages. Texts that end up in a tool result are read by the model. */
@@ -170,6 +181,12 @@ export const ConfigErrors = {
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
   syntaxErrorAt: (message: string, file: string, line: number, column: number) => `${message} (syntax error at ${file}:${line}:${column})`,
+  noToolModulesIn: (folder: string) =>
+    `The folder ${folder} has no tool modules: toolpool loads its .ts, .mts, .js and .mjs files and those of its subfolders, ` +
+    'except names starting with "_" or ".", tests, declarations and the folders lib and node_modules.',
+  skippedModules: (files: string[]) =>
+    `toolpool: skipped ${files.length} module(s) of a tools folder whose default export is not a tool (helpers?): ${boundText(files.join(', '), 2000)}. ` +
+    'Name helpers with a leading "_" or put them in a lib/ folder to leave them out unread.',
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
@@ -178,6 +195,14 @@ export const ConfigErrors = {
     `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
   invalidOutputSchema: (where: string, message: string) => `Tool ${where} has an invalid outputSchema: ${message}`,
+  notASchema: (what: string, hint: string) =>
+    `"parameters" is ${what}, not a schema toolpool can use. ${hint ? `${hint} ` : ''}` +
+    'It takes a TypeBox schema (Type.Object({ ... }) from @sinclair/typebox 0.32-0.34 or typebox 1.x), ' +
+    'a Standard Schema that gives a JSON Schema (Zod 4, ArkType 2, Valibot through toStandardJsonSchema() from @valibot/to-json-schema) ' +
+    'or a JSON Schema object with type "object".',
+  notConvertible: (vendor: string, message: string) => `${vendor} could not turn it into a JSON Schema for the model (${message})`,
+  badDefinition: (name: unknown, problem: string) => `defineTool(${typeof name === 'string' ? JSON.stringify(name.slice(0, 100)) : '{ ... }'}): ${problem}`,
+  noExecute: () => '"execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
   unknownModuleEntryKey: (index: number, key: string, known: string[]) =>
@@ -195,6 +220,12 @@ export const ConfigErrors = {
   moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
+  listenerThrew: (message: string, where: { addedAt?: string; once: boolean }) =>
+    `toolpool: an event listener threw: ${message}${where.addedAt ? ` (the listener was subscribed at ${where.addedAt})` : ''}.` +
+    (where.once ? ' Further errors of this listener are not reported; catch them in the listener to see each one.' : ''),
+  unknownToolLimits: (names: string[], known: string[]) =>
+    `createExecutor: option toolLimits names ${names.length === 1 ? 'a tool' : 'tools'} that ${names.length === 1 ? 'does' : 'do'} not exist: ` +
+    `${boundText(names.map((name) => JSON.stringify(name)).join(', '), 500)}. The tools are ${known.length ? boundText(known.join(', '), 2000) : '(none)'}.`,
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
 } as const;
 
@@ -207,15 +238,66 @@ export const PackageErrors = {
     '(a .mjs file, or "type": "module" in your package.json), or `const toolpool = await import(\'toolpool\')` from CommonJS.',
 } as const;
 
-/** The text of a thrown value; never throws itself, whatever was thrown (getters, odd toString). */
+/**
+ * The text of a thrown value; never throws itself, whatever was thrown
+ * (getters, odd toString). An error's `cause` is kept (a few levels deep,
+ * bounded): "fetch failed" alone does not say what failed. A denial by
+ * Node's permission model is told as what to change in toolpool's options.
+ */
 export function errorMessage(error: unknown): string {
   try {
-    if (error instanceof Error) return boundText(String(error.message || error.name));
-    if (typeof error === 'string') return boundText(error);
-    return preview(error, MAX_TEXT);
+    return boundText(thrownText(error, 0));
   } catch {
     return 'an error that cannot be read';
   }
+}
+
+/** How many causes deep an error text goes. */
+const MAX_CAUSES = 3;
+
+function thrownText(error: unknown, depth: number): string {
+  if (!(error instanceof Error)) return typeof error === 'string' ? error : preview(error, MAX_TEXT);
+  const own = accessDenied(error) ?? String(error.message || error.name);
+  const cause = depth < MAX_CAUSES ? causeOf(error) : undefined;
+  if (cause === undefined) return own;
+  const because = boundText(thrownText(cause, depth + 1), 1000);
+  return because === own ? own : `${own} (cause: ${because})`;
+}
+
+function causeOf(error: Error): unknown {
+  try {
+    return error.cause;
+  } catch {
+    return undefined; // a getter that throws: no cause worth telling
+  }
+}
+
+/** Node's ERR_ACCESS_DENIED, told as the option that would allow it; undefined for any other error. */
+function accessDenied(error: Error): string | undefined {
+  const fields = error as Error & { code?: unknown; permission?: unknown; resource?: unknown; syscall?: unknown; errno?: unknown };
+  if (fields.code !== 'ERR_ACCESS_DENIED') return undefined;
+  const permission = fields.permission ?? (fields.errno as { permission?: unknown } | undefined)?.permission;
+  const resource = typeof fields.resource === 'string' ? fields.resource : '';
+  if (permission === 'FileSystemRead') return PermissionErrors.fsDenied('read', resource, 'fsRead', '--allow-read');
+  if (permission === 'FileSystemWrite') return PermissionErrors.fsDenied('write', resource, 'fsWrite', '--allow-write');
+  if (permission === 'Net' || typeof fields.syscall === 'string') return PermissionErrors.netDenied(netTarget(error));
+  if (typeof permission === 'string' && Object.hasOwn(DENIED_FEATURES, permission)) return PermissionErrors.featureDenied(DENIED_FEATURES[permission]!);
+  return undefined;
+}
+
+/** Node's names for what its permission model guards besides files and the network. */
+const DENIED_FEATURES: Record<string, string> = {
+  ChildProcess: 'starting a child process',
+  WorkerThreads: 'starting a worker thread',
+  Addon: 'loading a native addon',
+  WASI: 'using WASI',
+  Inspector: 'opening the inspector',
+};
+
+function netTarget(error: Error): string {
+  const { hostname, address, port } = error as Error & { hostname?: unknown; address?: unknown; port?: unknown };
+  const host = typeof hostname === 'string' ? hostname : typeof address === 'string' ? address : 'the network';
+  return typeof port === 'number' ? `${host}:${port}` : host;
 }
 
 /**
@@ -253,6 +335,12 @@ export function preview(value: unknown, max = 500): string {
 export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text;
 }
+
+/** What the toolpool command says about its command line. */
+export const CliErrors = {
+  unknownFlagNear: (flag: string, nearest: string) => `unknown option ${flag}; did you mean ${nearest}?`,
+  unknownFlag: (flag: string, known: string[]) => `unknown option ${flag}; the options are ${known.join(', ')}`,
+} as const;
 
 /** What the adapters (toolpool/mcp, toolpool/ai-sdk, `toolpool serve`) say outside a tool result. */
 export const AdapterErrors = {

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { ConfigErrors, errorMessage } from './errors.ts';
 import type { ToolResult } from './tool.ts';
 
 export interface ToolStartEvent {
@@ -68,10 +70,18 @@ export type Listener<E> = (event: E) => void | Promise<void>;
 
 const DELIVERED: Promise<void> = Promise.resolve();
 
+/** Where a listener was subscribed: taken when it is, formatted only if it ever throws. */
+interface Subscription {
+  readonly addedAt: Error;
+  reported: boolean;
+}
+
 /**
  * Delivers events to listeners strictly in emission order, awaiting each
  * listener before the next one, so a slow async listener can never see
- * events out of order. A listener that throws is reported and skipped.
+ * events out of order. A listener that throws is skipped; by default the
+ * first error of each listener is reported once, as a warning naming where
+ * that listener was subscribed (later ones would repeat it for every event).
  *
  * When nothing is waiting and a listener returns no promise, it is called
  * at once, without a microtask per event: that keeps progress floods and
@@ -79,16 +89,18 @@ const DELIVERED: Promise<void> = Promise.resolve();
  * queue behind it.
  */
 export class OrderedEmitter<E> {
-  readonly #listeners = new Set<Listener<E>>();
+  readonly #listeners = new Map<Listener<E>, Subscription>();
   #tail: Promise<void> = DELIVERED;
   /** Deliveries queued behind a listener's promise. */
   #waiting = 0;
 
-  constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
+  /** `onListenerError`, when given, gets every error a listener throws instead of the report. */
+  constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   subscribe(listener: Listener<E>): () => void {
     if (typeof listener !== 'function') throw new TypeError('subscribe(listener): listener must be a function');
-    this.#listeners.add(listener);
+    // The stack is captured now and formatted only if the listener throws.
+    if (!this.#listeners.has(listener)) this.#listeners.set(listener, { addedAt: new Error('subscribed here'), reported: false });
     return () => void this.#listeners.delete(listener);
   }
 
@@ -99,23 +111,24 @@ export class OrderedEmitter<E> {
   /** Resolves once this event (and every earlier one) reached all listeners. */
   emit(event: E, extra?: Listener<E>): Promise<void> {
     if (this.#listeners.size === 0 && !extra) return this.#tail;
-    const listeners = extra ? [...this.#listeners, extra] : [...this.#listeners];
+    const listeners = extra ? [...this.#listeners.keys(), extra] : [...this.#listeners.keys()];
     if (this.#waiting === 0) return this.#deliverNow(event, listeners);
     return this.#queue(() => this.#deliverFrom(event, listeners, 0));
   }
 
   #deliverNow(event: E, listeners: Listener<E>[]): Promise<void> {
     for (let i = 0; i < listeners.length; i++) {
+      const listener = listeners[i]!;
       let returned: void | Promise<void>;
       try {
-        returned = listeners[i]!(event);
+        returned = listener(event);
       } catch (error) {
-        this.onListenerError(error);
+        this.#failed(listener, error);
         continue;
       }
       if (returned instanceof Promise) {
         const rest = i + 1;
-        return this.#queue(() => returned.catch(this.onListenerError).then(() => this.#deliverFrom(event, listeners, rest)));
+        return this.#queue(() => returned.catch((error: unknown) => this.#failed(listener, error)).then(() => this.#deliverFrom(event, listeners, rest)));
       }
     }
     return DELIVERED;
@@ -132,12 +145,27 @@ export class OrderedEmitter<E> {
       try {
         await listeners[i]!(event);
       } catch (error) {
-        this.onListenerError(error);
+        this.#failed(listeners[i]!, error);
       }
     }
   }
+
+  #failed(listener: Listener<E>, error: unknown): void {
+    if (this.onListenerError) return this.onListenerError(error);
+    const subscription = this.#listeners.get(listener);
+    // A batch's own onEvent listener was not subscribed here: its errors are reported each time, without a place.
+    if (subscription?.reported) return;
+    if (subscription) subscription.reported = true;
+    const where = subscription ? { addedAt: subscribedAt(subscription.addedAt), once: true } : { once: false };
+    process.emitWarning(ConfigErrors.listenerThrew(errorMessage(error), where), 'ToolpoolListenerError');
+  }
 }
 
-function reportListenerError(error: unknown): void {
-  process.emitWarning(`toolpool: an event listener threw: ${error instanceof Error ? error.stack : String(error)}`);
+/** toolpool's own folder (src/ in a clone, dist/src/ in a package): its frames are not where a user subscribed. */
+const OWN_SOURCES = [fileURLToPath(new URL('.', import.meta.url)), new URL('.', import.meta.url).href];
+
+/** The first frame of the subscribe call's stack outside toolpool's sources: the user's line. */
+function subscribedAt(addedAt: Error): string | undefined {
+  const frames = (addedAt.stack ?? '').split('\n').slice(1).map((line) => line.trim().replace(/^at /, ''));
+  return frames.find((frame) => !OWN_SOURCES.some((own) => frame.includes(own)));
 }

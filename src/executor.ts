@@ -17,7 +17,7 @@ import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSch
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
   readonly definitions: ToolSchema[];
-  /** Each tool's `label` (UI metadata, S2) by tool name, for tools that have one; never sent to a model. */
+  /** Each tool's `label` (UI metadata) by tool name, for tools that have one; never sent to a model. */
   readonly labels: ReadonlyMap<string, string>;
   /** What clients of the tools (MCP, the AI SDK, UIs) need beyond the definitions, by tool name; never sent to a model. */
   readonly metadata: ReadonlyMap<string, ToolMetadata>;
@@ -32,7 +32,10 @@ export interface Executor {
    * gives its error result.
    */
   needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]>;
+  /** Stops the workers and child processes; calls still running end with an error result. Idempotent. */
   close(): Promise<void>;
+  /** `close()`, so that `await using executor = await createExecutor(...)` closes it at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** A tool's metadata, as `executor.metadata` gives it. */
@@ -44,6 +47,13 @@ export interface ToolMetadata {
   /** Whether calls need a person's approval: `'never'`, `'always'`, or `'function'` (the tool's `needsApproval(args)` decides per call). */
   needsApproval: ApprovalPolicy;
 }
+
+/**
+ * `Symbol.asyncDispose`: Node 20.4+ define it (as `Symbol.for('nodejs.asyncDispose')`
+ * until the language's own arrived); the fallback is that same symbol, so
+ * `await using` finds the method on any runtime without a polyfill.
+ */
+const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
 /**
  * Loads the tools (module tools are described inside a worker), compiles
@@ -68,7 +78,14 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     domains.check(checked.isolation);
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
     await domains.ready(checked.isolation);
-    const tools = await registerTools(entries, { domains, limits: checked.limits, host: checked.host, isolation: checked.isolation });
+    const tools = await registerTools(entries, {
+      domains,
+      limits: checked.limits,
+      toolLimits: checked.toolLimits,
+      host: checked.host,
+      isolation: checked.isolation,
+    });
+    checkToolLimitNames(checked.toolLimits, tools);
     if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
     return new ToolExecutor(tools, domains, checked);
   } catch (error) {
@@ -82,6 +99,7 @@ interface CheckedOptions {
   isolation: Isolation;
   permissions?: Permissions;
   limits: ToolLimits;
+  toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
@@ -95,10 +113,17 @@ async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
     isolation: options.isolation ?? 'worker',
     ...(options.permissions !== undefined ? { permissions: options.permissions } : {}),
     limits: definedLimits(options.limits),
+    toolLimits: Object.fromEntries(Object.entries(options.toolLimits ?? {}).map(([name, limits]) => [name, definedLimits(limits)])),
     host: options.host ?? {},
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
   };
+}
+
+/** Every name in `toolLimits` must be a tool's: a typo would otherwise leave a tool with limits the host did not mean. */
+function checkToolLimitNames(toolLimits: Readonly<Record<string, ToolLimits>>, tools: ReadonlyMap<string, RegisteredTool>): void {
+  const unknown = Object.keys(toolLimits).filter((name) => !tools.has(name));
+  if (unknown.length > 0) throw new Error(ConfigErrors.unknownToolLimits(unknown, [...tools.keys()]));
 }
 
 function workerCounts(workers: WorkerOptions | undefined) {
@@ -164,6 +189,10 @@ class ToolExecutor implements Executor {
     if (this.#closed) return;
     this.#closed = true;
     await this.domains.close();
+  }
+
+  [asyncDispose](): Promise<void> {
+    return this.close();
   }
 }
 

@@ -33,7 +33,7 @@ export type AfterToolCallHook = (context: AfterToolCallContext) => AfterToolCall
 
 /**
  * Runs hooks one at a time, even across batches that run at the same time
- * on one executor, so a hook never has to be re-entrant (S12).
+ * on one executor, so a hook never has to be re-entrant.
  */
 export class HookQueue {
   #tail: Promise<unknown> = Promise.resolve();

@@ -20,6 +20,7 @@ export type {
   ToolResultMessage,
   ToolSchema,
 } from './tool.ts';
+export type { JsonSchema, ToolArgs, ToolParameters } from './tool-parameters.ts';
 export { createExecutor } from './executor.ts';
 export type { Executor, ToolMetadata } from './executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';

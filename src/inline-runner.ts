@@ -1,6 +1,7 @@
 import { errorMessage, stopMessage, ToolErrors } from './errors.ts';
 import { CallContext, type ContextOwner } from './call-context.ts';
 import type { ResolvedLimits } from './limits.ts';
+import { executeTool } from './own-validation.ts';
 import type { RunJob, RunOutcome } from './runner.ts';
 import { StopTimer, stopError, type StopReason, type Stoppable } from './stop-timer.ts';
 import { problemWithResult } from './tool-result.ts';
@@ -64,7 +65,7 @@ class InlineCall implements Stoppable, ContextOwner {
     const stopTimer = new StopTimer(this, this.job.signal);
     let outcome: RunOutcome;
     try {
-      const pending = tool.execute(this.job.args as never, this.context);
+      const pending = executeTool(tool, this.job.args, this.context);
       const value = pending instanceof Promise ? await Promise.race([pending, this.#abandoned()]) : pending;
       this.#settled = true;
       if (stopTimer.stopped) {

@@ -13,16 +13,25 @@ export const DEFAULT_LIMITS: ResolvedLimits = {
 export const MIN_MEMORY_MB = 16;
 
 /**
- * The executor's limits over the defaults; a tool's own limits may only
+ * The host's limits over the defaults; a tool's own limits may only
  * tighten them. A tool module is code the host may not trust: it must not
  * grant itself more time, memory or result size than the host allows. To
- * give one tool more, raise the executor's limit.
+ * give one tool more, the host sets it in `toolLimits` (see `hostLimits`).
  */
-export function resolveLimits(executor: ToolLimits, tool: ToolLimits): ResolvedLimits {
-  const resolved: ResolvedLimits = { ...DEFAULT_LIMITS, ...executor };
+export function resolveLimits(host: ToolLimits, tool: ToolLimits): ResolvedLimits {
+  const resolved: ResolvedLimits = { ...DEFAULT_LIMITS, ...host };
   for (const key of Object.keys(resolved) as Array<keyof ResolvedLimits>) {
     const own = tool[key];
     if (own !== undefined && own < resolved[key]) resolved[key] = own;
   }
   return resolved;
+}
+
+/**
+ * What the host allows one tool: its `toolLimits` entry over the executor's
+ * `limits`, key by key. The host's own word, so it may loosen as well as
+ * tighten.
+ */
+export function hostLimits(executor: ToolLimits, toolLimits: Readonly<Record<string, ToolLimits>>, toolName: string): ToolLimits {
+  return Object.hasOwn(toolLimits, toolName) ? { ...executor, ...toolLimits[toolName] } : executor;
 }

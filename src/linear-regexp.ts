@@ -22,3 +22,20 @@ export const linearRegExp: RegExpEngine = Object.assign(
   },
   { code: 'linearRegExp' },
 );
+
+/**
+ * The same engine for a module tool whose Standard Schema validates the
+ * arguments again in its worker: a pattern RE2 cannot run passes here and
+ * is checked there, by the schema's own validation, where a slow match
+ * costs only that worker (and its call's timeout).
+ */
+export const linearRegExpOrDeferred: RegExpEngine = Object.assign(
+  (pattern: string, flags: string): { test: (text: string) => boolean } => {
+    try {
+      return linearRegExp(pattern, flags);
+    } catch {
+      return { test: () => true };
+    }
+  },
+  { code: 'linearRegExpOrDeferred' },
+);

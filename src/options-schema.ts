@@ -86,6 +86,8 @@ const executorProperties = {
   afterToolCall: Optional(FunctionOption()),
   host: Optional(Type.Record(Type.String(), FunctionOption(), { expected: 'an object of functions' })),
   limits: Optional(LimitsSchema),
+  // The host's own limits per tool name, which may loosen `limits` (a tool's own limits only tighten).
+  toolLimits: Optional(Type.Record(Type.String(), LimitsSchema, { expected: 'an object of tool name → limits' })),
   workers: Optional(Options(workersProperties, 'an object of worker counts and timeouts')),
   isolation: Optional(ISOLATION),
   permissions: Optional(Options(permissionsProperties, 'an object with fsRead, fsWrite or net')),
@@ -120,11 +122,12 @@ const OutputSchemaSchema = Type.Unsafe({
 const toolProperties = {
   name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$', expected: '1-64 letters, digits, "_" or "-"' }),
   description: Type.String({ expected: 'a string' }),
-  parameters: Type.Unsafe({ type: 'object', expected: 'a schema object (Type.Object({...}))' }),
+  // Which schemas are accepted, and `execute` being there, is checked by definitionProblem (src/tool.ts), as in defineTool.
+  parameters: Optional(Type.Unknown()),
   label: Optional(Type.String({ expected: 'a string' })),
   executionMode: Optional(ExecutionModeSchema),
   prepareArguments: Optional(FunctionOption()),
-  execute: Optional(FunctionOption()),
+  execute: Optional(Type.Unknown()),
   limits: Optional(LimitsSchema),
   isolation: Optional(ISOLATION),
   // Calls of this tool that may run at once in one worker (I/O-bound tools).
@@ -145,14 +148,16 @@ export const ToolDefinitionSchema = Options(toolProperties, 'an object');
 const toolInfoProperties = {
   name: toolProperties.name,
   description: Type.String({ maxLength: 64 * 1024, expected: 'a string of at most 64 KiB' }),
-  parameters: toolProperties.parameters,
+  parameters: Type.Unsafe({ type: 'object', expected: 'a JSON Schema object' }),
+  schemaVendor: Optional(Type.String({ maxLength: 64, expected: 'a string of at most 64 characters' })),
   label: Optional(Type.String({ maxLength: 256, expected: 'a string of at most 256 characters' })),
   executionMode: ExecutionModeSchema,
   limits: LimitsSchema,
   isolation: Optional(ISOLATION),
   concurrency: Optional(CONCURRENCY),
   hasPrepare: Type.Boolean({ expected: 'a boolean' }),
-  hasExecute: Type.Boolean({ expected: 'a boolean' }),
+  // A tool without execute is refused where it is described; a worker that says otherwise is not believed.
+  hasExecute: Type.Literal(true, { expected: 'true' }),
   needsApproval: Optional(Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], { expected: '"never", "always" or "function"' })),
   annotations: Optional(AnnotationsSchema),
   outputSchema: Optional(OutputSchemaSchema),

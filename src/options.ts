@@ -9,9 +9,9 @@ import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from '
 
 /**
  * A tool as `createExecutor({ tools })` accepts it: a module path or file
- * URL (runs in workers), the same with options for a module whose default
- * export is a factory `(options) => tool`, or an inline `defineTool()`
- * object (runs on this thread).
+ * URL (runs in workers), or a folder of them, the same with options for
+ * modules whose default export is a factory `(options) => tool`, or an
+ * inline `defineTool()` object (runs on this thread).
  */
 export type ToolEntry = string | URL | ModuleEntry | Tool;
 
@@ -50,16 +50,31 @@ export interface WorkerOptions {
 }
 
 export interface ExecutorOptions {
-  /** Module paths or file URLs (run in workers), or inline `defineTool()` objects (run on this thread). */
+  /**
+   * Module paths or file URLs (run in workers), folders of tool modules, or
+   * inline `defineTool()` objects (run on this thread). A folder stands for
+   * its `.ts`, `.mts`, `.js` and `.mjs` files and those of its subfolders,
+   * except names starting with `_` or `.`, tests, declarations and the
+   * folders `lib` and `node_modules`; a module there whose default export is
+   * not a tool is skipped (one warning names them), any other failure to
+   * load fails `createExecutor` as for a module named on its own.
+   */
   tools: readonly ToolEntry[];
-  /** `'sequential'` runs every batch one call at a time (S11). Default `'parallel'`. */
+  /** `'sequential'` runs every batch one call at a time. Default `'parallel'`. */
   toolExecution?: ExecutionMode;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
   /** Host functions tools may call as `ctx.host.name(...)`. */
   host?: HostFunctions;
-  /** Defaults for every tool; a tool's own `limits` override them. */
+  /** Defaults for every tool; a tool's own `limits` may only tighten them. */
   limits?: ToolLimits;
+  /**
+   * The host's own limits for named tools, over `limits`: these may loosen
+   * as well as tighten (give one slow tool 5 minutes without giving every
+   * tool 5 minutes). A tool's own `limits` still only tighten what is set
+   * here. A name no tool has is refused.
+   */
+  toolLimits?: Readonly<Record<string, ToolLimits>>;
   workers?: WorkerOptions;
   /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
   isolation?: Isolation;

@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 import { linearRegExp } from './linear-regexp.ts';
 import type { OutputSchema, ToolResult } from './tool.ts';
+import type { JsonSchema } from './tool-parameters.ts';
 import { describeProblem, schemaAjv } from './validation.ts';
 
 /**
@@ -32,6 +33,6 @@ export function compileDetailsValidator(toolName: string, where: string, schema:
   return (result) => {
     if (validate(result.details)) return undefined;
     const errors = validate.errors ?? [];
-    return ToolErrors.detailsDoNotMatch(toolName, errors.slice(0, 20).map(describeProblem), result.details, errors.length);
+    return ToolErrors.detailsDoNotMatch(toolName, errors.slice(0, 20).map((error) => describeProblem(error, schema as JsonSchema)), result.details, errors.length);
   };
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import { hostForInline, runInline } from './inline-runner.ts';
 import type { Domain, TrustDomains } from './domains/trust-domains.ts';
-import { resolveLimits, type ResolvedLimits } from './limits.ts';
+import { hostLimits, resolveLimits, type ResolvedLimits } from './limits.ts';
 import { toRunnableModule } from './pool/module-compiler.ts';
 import type { ModuleEntry } from './options.ts';
 import type { ModuleTask } from './tier.ts';
@@ -13,6 +13,8 @@ import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
 import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
+import { withSandboxNetHint } from './sandbox-net-hint.ts';
+import { toolModulesIn } from './tool-folders.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from './tool.ts';
 import { compileArgumentValidator, type ArgumentValidator } from './validation.ts';
 import { compileDetailsValidator, type DetailsValidator } from './output-validation.ts';
@@ -32,53 +34,73 @@ export interface RegisteredTool {
 export interface RegistryContext {
   domains: TrustDomains;
   limits: ToolLimits;
+  /** The host's own limits per tool name, over `limits`. */
+  toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   isolation: Isolation;
 }
 
 /**
  * An entry after the first step: an inline tool, or a module compiled and
- * ready to import in a worker, with the trust domain it runs in.
+ * ready to import in a worker, with the trust domain it runs in; `folder`
+ * when it was found in a folder.
  */
-export type LoadedEntry = { inline: Tool } | { module: ModuleTask; domain: string };
+export type LoadedEntry = { inline: Tool } | ModuleFound;
+
+interface ModuleFound {
+  module: ModuleTask;
+  domain: string;
+  folder?: string;
+}
 
 /** The keys a module entry may have. */
 const MODULE_ENTRY_KEYS = ['module', 'options', 'trustDomain'];
 
 /**
  * Step one: find each module and make it importable by a plain worker
- * (TypeScript is compiled here without running it). Nothing of a module
- * runs on this thread.
+ * (TypeScript is compiled here without running it); a folder stands for
+ * the tool modules in it (see tool-folders.ts). Nothing of a module runs on
+ * this thread.
  */
 export async function loadEntries(entries: readonly unknown[]): Promise<LoadedEntry[]> {
-  return Promise.all(entries.map((entry, index) => loadEntry(entry, index)));
+  return (await Promise.all(entries.map((entry, index) => loadEntry(entry, index)))).flat();
 }
 
-async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry> {
-  if (typeof entry === 'string' || entry instanceof URL) return loadModule(modulePath(entry, index));
+async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> {
+  if (typeof entry === 'string' || entry instanceof URL) return loadModules(modulePath(entry, index));
   if (isModuleEntry(entry)) {
     checkModuleEntry(entry, index);
-    return loadModule(modulePath(entry.module, index), entry.options, entry.trustDomain);
+    return loadModules(modulePath(entry.module, index), entry.options, entry.trustDomain);
   }
-  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return { inline: entry as Tool };
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return [{ inline: entry as Tool }];
   throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
 
+/** One module, or each tool module of a folder, with the same factory options; each module is a trust domain of its own. */
+async function loadModules(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry[]> {
+  const found = await stat(path).catch(() => undefined);
+  if (found?.isFile()) return [{ module: await compileModule(path, options), domain: domainKey(path, trustDomain) }];
+  if (!found?.isDirectory()) throw new Error(ConfigErrors.moduleNotFound(path));
+  const files = await toolModulesIn(path);
+  if (files.length === 0) throw new Error(ConfigErrors.noToolModulesIn(path));
+  return Promise.all(files.map(async (file) => ({ module: await compileModule(file, options), domain: domainKey(file, trustDomain), folder: path })));
+}
+
 /**
- * Step two: read each definition (module tools inside their tier), check
- * it, compile its schema once, and make names unique.
+ * Step two: read each definition (module tools inside their trust
+ * domain), check it, compile its schema once, and make names unique.
  */
 export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
   const domainFiles = filesByDomain(entries);
   const registered = await Promise.all(
     entries.map((entry) =>
-      'inline' in entry
-        ? registerInline(entry.inline, context)
-        : registerModule(entry.module, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
+      'inline' in entry ? registerInline(entry.inline, context) : registerFound(entry, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
     ),
   );
+  reportSkipped(entries.filter((_, index) => registered[index] === undefined));
   const byName = new Map<string, RegisteredTool>();
   for (const tool of registered) {
+    if (tool === undefined) continue;
     const existing = byName.get(tool.info.name);
     if (existing) throw new Error(ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
     byName.set(tool.info.name, tool);
@@ -95,7 +117,7 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters),
     ...detailsValidator(info, where),
-    limits: resolveLimits(context.limits, info.limits),
+    limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
       needsApproval: async (args) => (tool.needsApproval as (args: Record<string, unknown>) => unknown)(args),
@@ -116,6 +138,26 @@ function filesByDomain(entries: LoadedEntry[]): Map<string, string[]> {
   return files;
 }
 
+/**
+ * A module found in a folder whose default export is no tool (a helper) is
+ * skipped: `undefined`. Any other failure, there or for a module named
+ * explicitly, fails the executor.
+ */
+async function registerFound(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool | undefined> {
+  try {
+    return await registerModule(entry.module, context, domain);
+  } catch (error) {
+    if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source)) return undefined;
+    throw error;
+  }
+}
+
+/** Said once per executor, listing them: a helper in a tools folder is normal, but a tool that was meant and is missing should be noticed. */
+function reportSkipped(skipped: LoadedEntry[]): void {
+  const files = skipped.flatMap((entry) => ('module' in entry ? [entry.module.source] : []));
+  if (files.length > 0) process.emitWarning(ConfigErrors.skippedModules(files), 'ToolpoolWarning');
+}
+
 async function registerModule(ref: ModuleTask, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
@@ -129,17 +171,18 @@ async function registerModule(ref: ModuleTask, context: RegistryContext, domain:
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const isolation = strongerIsolation(context.isolation, info.isolation);
-  const limits = resolveLimits(context.limits, info.limits);
+  const limits = resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits);
+  const execute: ToolRunner['execute'] = (job) => domain.execute(job, ref, isolation);
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined }),
     ...detailsValidator(info, where, { untrusted: true }),
     limits,
     runner: {
       prepare: (raw, signal) => domain.prepare(ref, isolation, raw, limits, signal),
       needsApproval: (args) => domain.needsApproval(ref, isolation, args, limits),
-      execute: (job) => domain.execute(job, ref, isolation),
+      execute: isolation === 'sandbox' ? (job) => execute(job).then(withSandboxNetHint) : execute,
     },
   };
 }
@@ -148,15 +191,13 @@ function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: bo
   return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
 }
 
-async function loadModule(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry> {
-  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
-  let module: string;
+async function compileModule(path: string, options?: unknown): Promise<ModuleTask> {
   try {
-    module = await toRunnableModule(path);
+    const module = await toRunnableModule(path);
+    return { module, source: path, ...(options !== undefined ? { options } : {}) };
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
   }
-  return { module: { module, source: path, ...(options !== undefined ? { options } : {}) }, domain: domainKey(path, trustDomain) };
 }
 
 /**

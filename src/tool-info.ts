@@ -1,7 +1,7 @@
-import type { TSchema } from '@sinclair/typebox';
-import { ConfigErrors } from './errors.ts';
+import { ConfigErrors, errorMessage } from './errors.ts';
 import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
-import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
+import { definitionProblem, type ApprovalPolicy, type ExecutionMode, type Isolation, type OutputSchema, type ToolAnnotations, type ToolDefinition, type ToolLimits } from './tool.ts';
+import { jsonSchemaOf, schemaVendor, type JsonSchema } from './tool-parameters.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -11,7 +11,14 @@ import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnota
 export interface ToolInfo {
   name: string;
   description: string;
-  parameters: TSchema;
+  /** The JSON Schema the model sees and the host validates with. */
+  parameters: JsonSchema;
+  /**
+   * The library of a Standard Schema (`zod`, `arktype`, `valibot`), whose own
+   * validation runs before `execute` where the tool runs; left out for
+   * TypeBox and JSON Schema.
+   */
+  schemaVendor?: string;
   label?: string;
   executionMode: ExecutionMode;
   limits: ToolLimits;
@@ -34,13 +41,16 @@ export interface ToolInfo {
  */
 export async function describeTool(value: unknown, where: string): Promise<ToolInfo> {
   if (typeof value !== 'object' || value === null) throw new Error(ConfigErrors.invalidToolField(where, 'it is not an object'));
-  const problems = await toolDefinitionProblems(value);
+  const shapeProblem = definitionProblem(value);
+  const problems = [...(await toolDefinitionProblems(value)), ...(shapeProblem ? [shapeProblem] : [])];
   if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
   const tool = value as ToolDefinition;
+  const vendor = schemaVendor(tool.parameters);
   return {
     name: tool.name,
     description: tool.description,
-    parameters: plainSchema(tool.parameters),
+    parameters: convertedSchema(tool, where, vendor),
+    ...(vendor !== undefined ? { schemaVendor: vendor } : {}),
     ...(tool.label !== undefined ? { label: tool.label } : {}),
     executionMode: tool.executionMode ?? 'parallel',
     limits: definedLimits(tool.limits),
@@ -107,7 +117,17 @@ function definedFields<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }
 
-/** The JSON Schema without TypeBox's symbol keys, as sent to the model and to Ajv. */
+/** A JSON Schema without TypeBox's symbol keys, as sent to clients and to Ajv. */
 function plainSchema<T extends object>(schema: T): T {
   return JSON.parse(JSON.stringify(schema)) as T;
+}
+
+/** The JSON Schema sent to the model and to Ajv; a Standard Schema that cannot give one is a configuration error. */
+function convertedSchema(tool: ToolDefinition, where: string, vendor: string | undefined): JsonSchema {
+  try {
+    return jsonSchemaOf(tool.parameters);
+  } catch (error) {
+    const message = errorMessage(error);
+    throw new Error(ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message));
+  }
 }

@@ -1,4 +1,5 @@
-import type { Static, TSchema } from '@sinclair/typebox';
+import { ConfigErrors } from './errors.ts';
+import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
 
 /** A text part of a tool result or a message. */
 export interface TextContent {
@@ -16,9 +17,9 @@ export interface ImageContent {
 export type Content = TextContent | ImageContent;
 
 /**
- * What `execute` returns (S6). `content` is what the model reads next turn;
+ * What `execute` returns. `content` is what the model reads next turn;
  * `details` is for logs and UIs and never reaches the model; `terminate`
- * asks to stop after this batch (S7).
+ * asks to stop after this batch.
  */
 export interface ToolResult<TDetails = unknown> {
   content: Content[];
@@ -51,24 +52,35 @@ export interface ToolContext {
   callId: string;
   /** Fires when the call is aborted or times out; stop work promptly. */
   signal: AbortSignal;
-  /** Emit a partial result as a `tool_update` event; dropped once the call settled (S10). */
+  /** Emit a partial result as a `tool_update` event; dropped once the call settled. */
   onUpdate: (partial: ToolResult) => void;
   /** Host capabilities granted by `createExecutor({ host })`. */
   host: Record<string, (...args: unknown[]) => Promise<unknown>>;
 }
 
-export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> {
+export interface ToolDefinition<TParams extends ToolParameters = ToolParameters, TDetails = unknown> {
   name: string;
   description: string;
+  /**
+   * The arguments' schema: TypeBox (`@sinclair/typebox` 0.32-0.34 or
+   * `typebox` 1.x), a Standard Schema that gives a JSON Schema (Zod 4,
+   * ArkType 2, Valibot through `toStandardJsonSchema`), or a JSON Schema
+   * object. The model sees its JSON Schema, which validates and coerces the
+   * arguments; a Standard Schema's own validation (refinements, transforms,
+   * defaults) then runs before `execute`, where the tool's code runs.
+   */
   parameters: TParams;
-  /** UI metadata only; never changes execution (S2). */
+  /** UI metadata only; never changes execution. */
   label?: string;
   executionMode?: ExecutionMode;
-  /** Rewrites the raw arguments before validation (S5). */
+  /** Rewrites the raw arguments before validation. */
   prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
-  /** Runs the tool with validated, coerced arguments (S1, S3). Throw to fail (S8). */
+  /**
+   * Runs the tool with validated, coerced arguments, typed from the schema
+   * (a Standard Schema's output type, TypeBox's `Static`). Throw to fail.
+   */
   // Method syntax on purpose: a concrete tool must stay assignable to `Tool` (bivariant args).
-  execute(args: Static<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
+  execute(args: ToolArgs<TParams>, ctx: ToolContext): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
   limits?: ToolLimits;
   isolation?: Isolation;
   /**
@@ -84,11 +96,12 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   concurrency?: number;
   /**
    * A person must approve each call before it runs: `true`, or a function
-   * of the validated, coerced arguments (for a module tool it runs in a
+   * of the arguments as the JSON Schema validated and coerced them (before
+   * a Standard Schema's own transforms; for a module tool it runs in a
    * worker, like `prepareArguments`). An `Agent` pauses the run instead of
    * running such a batch; see `agent.resume()`.
    */
-  needsApproval?: boolean | ApprovalCheck<Static<TParams>>;
+  needsApproval?: boolean | ApprovalCheck<ToolInput<TParams>>;
   /** Hints for clients that list the tool (MCP tool annotations); UI metadata, they never change execution. */
   annotations?: ToolAnnotations;
   /**
@@ -118,8 +131,11 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
-/** A JSON Schema (or TypeBox schema) of an object: `details` must be an object for MCP's `structuredContent`. */
-export type OutputSchema = TSchema | { type: 'object'; [keyword: string]: unknown };
+/**
+ * A JSON Schema of an object, or a TypeBox `Type.Object(...)` (which is
+ * one): `details` must be an object for MCP's `structuredContent`.
+ */
+export type OutputSchema = { type: 'object'; [keyword: string]: unknown };
 
 /**
  * `(args) => boolean | Promise<boolean>`, declared as a method so that a
@@ -133,30 +149,40 @@ export type ApprovalPolicy = 'never' | 'always' | 'function';
 /** The brand that marks an object made by `defineTool`; global so copies of toolpool agree. */
 export const TOOL_BRAND: unique symbol = Symbol.for('toolpool.tool') as never;
 
-export type Tool<TParams extends TSchema = TSchema, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
+export type Tool<TParams extends ToolParameters = ToolParameters, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
   readonly [TOOL_BRAND]: true;
 };
 
 /**
  * Declares a tool. The type of `args` in `execute` is derived from the
- * TypeBox `parameters` schema, so the schema shown to the model and the
- * type the code uses cannot drift apart (S1).
+ * `parameters` schema, so the schema shown to the model and the type the
+ * code uses cannot drift apart. Throws a TypeError when `parameters` is not
+ * a schema toolpool understands or `execute` is missing.
  */
-export function defineTool<TParams extends TSchema, TDetails = unknown>(
+export function defineTool<TParams extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParams, TDetails>,
 ): Tool<TParams, TDetails> {
+  const problem = definitionProblem(definition);
+  if (problem) throw new TypeError(ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
   return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
+}
+
+/** What defineTool refuses at once: the rest of a definition is checked when the tool is registered. */
+export function definitionProblem(definition: unknown): string | undefined {
+  if (typeof definition !== 'object' || definition === null) return 'a tool definition must be an object';
+  const { parameters, execute } = definition as Partial<ToolDefinition>;
+  return parametersProblem(parameters) ?? (typeof execute === 'function' ? undefined : ConfigErrors.noExecute());
 }
 
 export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_BRAND] === true;
 }
 
-/** What the model sees of a tool. */
+/** What the model sees of a tool; `parameters` is plain JSON Schema, whatever the tool was written with. */
 export interface ToolSchema {
   name: string;
   description: string;
-  parameters: TSchema;
+  parameters: JsonSchema;
 }
 
 /** A call the model asked for. `arguments` may be a JSON string, as some providers send it. */

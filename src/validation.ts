@@ -1,21 +1,26 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
-import type { TSchema } from '@sinclair/typebox';
-import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
-import { linearRegExp } from './linear-regexp.ts';
+import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
+import { fieldPath } from './field-path.ts';
+import { linearRegExp, linearRegExpOrDeferred } from './linear-regexp.ts';
+import type { JsonSchema } from './tool-parameters.ts';
 
 /**
- * Two Ajv instances for the whole process, alike but for their regular
+ * Three Ajv instances for the whole process, alike but for their regular
  * expressions: inline tools (code the host wrote) get JavaScript's own,
  * module tools (code the host may not trust, whose schema still runs on the
- * host) get a linear-time engine. `coerceTypes` undoes the usual model
- * mistakes (`"3"` for a number, `"true"` for a boolean) in place (S3);
+ * host) get a linear-time engine. A module tool whose Standard Schema
+ * validates again in its worker may have patterns that engine cannot run
+ * (Zod's hostname and emoji checks use lookahead): the host leaves those to
+ * the worker instead of refusing the tool. `coerceTypes` undoes the usual
+ * model mistakes (`"3"` for a number, `"true"` for a boolean) in place;
  * `useDefaults` fills schema defaults; `allErrors` lets one error result
- * name every wrong field at once (S4).
+ * name every wrong field at once.
  */
 const trustedAjv = schemaAjv({ coerce: true });
 const untrustedAjv = schemaAjv({ coerce: true, regExp: linearRegExp });
+const revalidatedAjv = schemaAjv({ coerce: true, regExp: linearRegExpOrDeferred });
 
 /** An Ajv instance as toolpool sets them up; `coerce` for arguments, not for checking what a tool returned. */
 export function schemaAjv({ coerce, regExp }: { coerce: boolean; regExp?: RegExpEngine }): Ajv {
@@ -47,28 +52,46 @@ export type ValidationOutcome =
  */
 export type ArgumentValidator = (args: Record<string, unknown>, received: unknown) => ValidationOutcome;
 
+/** Where a schema comes from: the host's own code, or a module, whose Standard Schema may validate again in its worker. */
+export interface SchemaTrust {
+  untrusted?: boolean;
+  revalidatedInWorker?: boolean;
+}
+
 /**
  * Compiles the validator for one tool, once, at registration. Throws a
  * configuration error naming the tool when the schema itself is broken.
  */
-export function compileArgumentValidator(toolName: string, where: string, schema: TSchema, trust: { untrusted?: boolean } = {}): ArgumentValidator {
+export function compileArgumentValidator(toolName: string, where: string, schema: JsonSchema, trust: SchemaTrust = {}): ArgumentValidator {
   let validate: ValidateFunction;
   try {
-    validate = (trust.untrusted ? untrustedAjv : trustedAjv).compile(schema);
+    validate = ajvFor(trust).compile(schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
   return (args, received) => {
     if (validate(args)) return { ok: true, args };
+    const errors = foldUnions(validate.errors ?? []);
     // Only as many problems as the error text shows are described: 200,000 unknown properties stay cheap.
-    const errors = validate.errors ?? [];
-    const problems = errors.slice(0, 20).map(describeProblem);
+    const problems = errors.slice(0, 20).map((error) => describeProblem(error, schema));
     return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
 }
 
-/** One problem Ajv found, in words: `limit: must be <= 50`. */
-export function describeProblem(error: ErrorObject): string {
+/** A union's failure is one problem ("must be one of ..."), not one per branch that did not match. */
+function foldUnions(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf').map((error) => `${error.schemaPath}/`);
+  if (unions.length === 0) return errors;
+  return errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)));
+}
+
+function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
+  if (!untrusted) return trustedAjv;
+  return revalidatedInWorker ? revalidatedAjv : untrustedAjv;
+}
+
+/** One problem Ajv found, in words: `limit: must be <= 50`, `mode: must be one of "a", "b"`. */
+export function describeProblem(error: ErrorObject, schema: JsonSchema): string {
   const field = fieldOf(error);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -77,10 +100,40 @@ export function describeProblem(error: ErrorObject): string {
     case 'additionalProperties':
       return `${field}: is not an allowed property`;
     case 'enum':
-      return `${field}: must be one of ${JSON.stringify(params.allowedValues)}`;
+      return `${field}: must be one of ${listValues(params.allowedValues as unknown[])}`;
+    case 'const':
+      return `${field}: must be ${preview(params.allowedValue, 100)}`;
+    case 'anyOf':
+    case 'oneOf':
+      return `${field}: ${unionExpectation(schemaAt(schema, error.schemaPath))}`;
     default:
       return `${field}: ${error.message ?? 'is invalid'}`;
   }
+}
+
+/** What a union accepts: its values when every branch is a constant or an enum, else the kinds of its branches. */
+function unionExpectation(branches: unknown): string {
+  if (!Array.isArray(branches)) return 'must match one of the allowed schemas';
+  const parts = branches.map((branch: unknown) => (typeof branch === 'object' && branch !== null ? (branch as Record<string, unknown>) : {}));
+  const values = parts.flatMap((branch) => ('const' in branch ? [branch.const] : Array.isArray(branch.enum) ? branch.enum : [undefined]));
+  if (!values.includes(undefined)) return `must be one of ${listValues(values)}`;
+  const kinds = parts.map((branch) => ('const' in branch ? preview(branch.const, 50) : typeof branch.type === 'string' ? branch.type : 'a schema'));
+  return `must be one of: ${[...new Set(kinds)].join(', ')}`;
+}
+
+function listValues(values: unknown[]): string {
+  const shown = values.slice(0, 30).map((value) => preview(value, 50));
+  return values.length > shown.length ? `${shown.join(', ')} … (${values.length} values)` : shown.join(', ');
+}
+
+/** The part of the tool's schema an error's `schemaPath` (`#/properties/mode/anyOf`) points at. */
+function schemaAt(schema: JsonSchema, pointer: string): unknown {
+  let node: unknown = schema;
+  for (const segment of pointer.split('/').slice(1).map(unescapePointer)) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node;
 }
 
 /** A readable field path: `limit`, `filters.tags[2]`, or `(root)`. */
@@ -89,8 +142,7 @@ function fieldOf(error: ErrorObject): string {
   const segments = error.instancePath.split('/').slice(1).map(unescapePointer);
   if (error.keyword === 'required') segments.push(String(params.missingProperty));
   if (error.keyword === 'additionalProperties') segments.push(String(params.additionalProperty));
-  if (segments.length === 0) return '(root)';
-  return segments.reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '');
+  return fieldPath(segments);
 }
 
 function unescapePointer(segment: string): string {

@@ -106,7 +106,7 @@ describe('toolpool --help', () => {
     const flag = await toolpool(['run', '--frob']);
     expect(flag.code).toBe(2);
     expectCleanError(flag.stderr);
-    expect(flag.stderr).toMatch(/Unknown option '--frob'/);
+    expect(flag.stderr).toMatch(/^toolpool: unknown option --frob; the options are --help, --model, --tools, /);
   });
 });
 
@@ -198,6 +198,16 @@ describe('toolpool run', () => {
     expect(stdout).toBe('No tools needed.\n');
     const body = server.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
     expect(body.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'read_file', 'write_file']);
+  });
+
+  test('a helper in a --tools folder (no tool default export) does not stop the run: it is skipped and said once on stderr', async () => {
+    server.enqueue(openaiTextReply(['Fine.']));
+    const { code, stdout, stderr } = await toolpool(['run', '--tools', fixture('tool-folder'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
+    expect(code).toBe(0);
+    expect(stdout).toBe('Fine.\n');
+    expect(stderr.match(/skipped 1 module\(s\) of a tools folder whose default export is not a tool \(helpers\?\): .*helpers\.ts/g)).toHaveLength(1);
+    const body = server.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
+    expect(body.tools.map((t) => t.function.name)).toEqual(['alpha', 'beta']);
   });
 
   test('a tool module that fails to load is a one-line error naming the module (exit 1)', async () => {

@@ -45,6 +45,19 @@ describe('require() of an ES module package', () => {
   });
 });
 
+describe('what the package says about itself', () => {
+  test('its version is the newest release in CHANGELOG.md (Unreleased sits above it)', async () => {
+    const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+    const headings = (await readFile(join(root, 'CHANGELOG.md'), 'utf8')).match(/^## .+$/gm) ?? [];
+    const released = headings.filter((heading) => heading !== '## Unreleased');
+    expect(released[0]).toBe(`## ${version}`);
+  });
+
+  test('the README names no internal rule codes', async () => {
+    expect(await readFile(join(root, 'README.md'), 'utf8')).not.toMatch(/\bS\d{1,2}\b/);
+  });
+});
+
 describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
   let project: string;
 
@@ -75,10 +88,17 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
     expect(checked.code).toBe(0);
   });
 
-  test('they run: the module tool in a worker, its arguments validated and coerced', async () => {
+  test('they run: the module tools in workers, their arguments validated and coerced', async () => {
     const ran = await run(process.execPath, ['host.mjs'], project, 60_000);
     expect(ran.stderr).toBe('');
-    expect(ran.stdout.trim()).toBe('HELLO x3');
+    expect(ran.stdout.trim()).toBe('HELLO x3\n5');
+  });
+
+  test('the published declarations carry no internal rule codes', async () => {
+    const dist = join(project, 'node_modules/toolpool/dist');
+    const declarations = (await readdir(dist, { recursive: true })).filter((name) => name.endsWith('.d.ts'));
+    expect(declarations).toContain(join('src', 'typebox-static.d.ts'));
+    for (const name of declarations) expect(await readFile(join(dist, name), 'utf8'), name).not.toMatch(/\bS\d{1,2}\b/);
   });
 
   test('require("toolpool") from the installed package says to use import', async () => {
@@ -93,7 +113,8 @@ async function writeUserProject(dir: string, tarball: string): Promise<void> {
       name: 'toolpool-user',
       private: true,
       type: 'module',
-      dependencies: { toolpool: `file:./${tarball}`, '@sinclair/typebox': USER_TYPEBOX },
+      // No typebox 1.x: the types that bridge to it must still compile without it (skipLibCheck is off).
+      dependencies: { toolpool: `file:./${tarball}`, '@sinclair/typebox': USER_TYPEBOX, zod: '4.6.7' },
       devDependencies: { '@types/node': '20.19.43' },
     }),
     'tsconfig.json': JSON.stringify({
@@ -117,19 +138,35 @@ export default defineTool({
   },
 });
 `,
+    // A Zod 4 tool: args typed from the schema's output (the transform makes a number).
+    'count.ts': `import { z } from 'zod';
+import { defineTool } from 'toolpool';
+
+export default defineTool({
+  name: 'count',
+  description: 'Count the letters of a word',
+  parameters: z.object({ word: z.string().transform((word) => word.length) }),
+  execute({ word }) {
+    return { content: [{ type: 'text', text: word.toFixed(0) }] };
+  },
+});
+`,
+    // Type-checked only: \`await using\` closes the executor (Symbol.asyncDispose).
     'host.ts': `import { createExecutor, type ToolResultMessage } from 'toolpool';
 
-const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
+await using executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
 const { results }: { results: ToolResultMessage[] } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
 console.log(results[0]!.content);
-await executor.close();
 `,
     // What the test runs: the same host in JavaScript, loading the same TypeScript tool module.
     'host.mjs': `import { createExecutor } from 'toolpool';
 
-const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)] });
-const { results } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } }]);
-console.log(results[0].isError ? 'error: ' + results[0].content[0].text : results[0].content[0].text);
+const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url), new URL('./count.ts', import.meta.url)] });
+const { results } = await executor.executeBatch([
+  { id: '1', name: 'shout', arguments: { word: 'hello', times: '3' } },
+  { id: '2', name: 'count', arguments: { word: 'hello' } },
+]);
+for (const result of results) console.log(result.isError ? 'error: ' + result.content[0].text : result.content[0].text);
 await executor.close();
 `,
   };

@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { approvalExample } from '../src/agent.examples.ts';
-import { scriptedModel } from '../src/index.ts';
+import { folderExample, toolLimitsExample } from '../src/executor.examples.ts';
+import { createExecutor, scriptedModel } from '../src/index.ts';
+import { schemaExamples } from '../src/tool.examples.ts';
 import { textOf } from '../src/messages.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const examples = readFileSync(new URL('../src/agent.examples.ts', import.meta.url), 'utf8');
+const toolExamples = readFileSync(new URL('../src/tool.examples.ts', import.meta.url), 'utf8');
+const executorExamples = readFileSync(new URL('../src/executor.examples.ts', import.meta.url), 'utf8');
 
 /** The lines between `// #region name` and `// #endregion`, unindented as the README shows them. */
 function region(source: string, name: string): string {
@@ -38,5 +42,50 @@ describe('README examples', () => {
     expect(JSON.parse(store.get('run-42')!)).toMatchObject({ version: 1, approval: { pending: [{ toolCallId: 'rent' }] } });
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(textOf(messages.at(-1) as never)).toBe('Done: Sent 900 to ACME.');
+  });
+});
+
+describe('README examples of schemas, toolLimits, folders and await using', () => {
+  test.each([
+    [toolExamples, 'zod'],
+    [toolExamples, 'valibot-arktype'],
+    [executorExamples, 'tool-limits'],
+    [executorExamples, 'folder'],
+  ])('the README quotes region %#', (source, name) => {
+    expect(readme).toContain(`\`\`\`ts\n${region(source, name)}\n\`\`\``);
+  });
+
+  test('the schema examples run: transforms and defaults applied, JSON Schema shown', async () => {
+    const executor = await createExecutor({ tools: schemaExamples() });
+    try {
+      expect(executor.definitions.find((d) => d.name === 'weather')!.parameters).toMatchObject({
+        properties: { city: { type: 'string', minLength: 1 }, unit: { enum: ['celsius', 'fahrenheit'], default: 'celsius' } },
+      });
+      const { results } = await executor.executeBatch([
+        { id: '1', name: 'weather', arguments: { city: ' Oslo ' } },
+        { id: '2', name: 'weather_v', arguments: { city: 'Rome' } },
+        { id: '3', name: 'weather_a', arguments: { city: 'Lima', days: '3' } },
+        { id: '4', name: 'weather_a', arguments: { city: 'Lima', days: 9 } },
+      ]);
+      expect(results.slice(0, 3).map((r) => textOf(r as never))).toEqual(['Oslo: 21 degrees celsius', 'Rome: sunny', 'Lima: sunny for 3 day(s)']);
+      expect(results[3]!.isError).toBe(true);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test('the toolLimits example gives its tool 5 minutes', async () => {
+    const executor = await toolLimitsExample();
+    try {
+      const { results } = await executor.executeBatch([{ id: '1', name: 'crawl_site', arguments: { url: 'https://example.com' } }]);
+      expect(textOf(results[0] as never)).toBe('crawled https://example.com');
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test('the folder example loads ./tools and closes the executor with await using', async () => {
+    const batch = await folderExample();
+    expect(textOf(batch.results[0] as never)).toBe('6 * 7 = 42');
   });
 });

@@ -53,17 +53,22 @@ describe('results (S6, S7)', () => {
 });
 
 describe('calls that cannot run (S9)', () => {
-  test('unknown tool, tool without execute, and a blocked call each become an error result', async () => {
-    const noExecute = { ...returns('hollow', { content: [] }), execute: undefined } as never;
+  test('an unknown tool and a blocked call each become an error result', async () => {
     const executor = await createExecutor({
-      tools: [noExecute, returns('fine', { content: [] })],
+      tools: [returns('other', { content: [] }), returns('fine', { content: [] })],
       beforeToolCall: () => ({ block: true }),
     });
-    const { results } = await executor.executeBatch([call('1', 'ghost'), call('2', 'hollow'), call('3', 'fine')]);
-    expect(results.map((r) => r.isError)).toEqual([true, true, true]);
-    expect(textOf(results[0]!)).toBe('Tool "ghost" not found. Available tools: hollow, fine.');
-    expect(textOf(results[1]!)).toBe('Tool "hollow" has no execute function, so it cannot run.');
-    expect(textOf(results[2]!)).toBe('Tool call was blocked by beforeToolCall.');
+    const { results } = await executor.executeBatch([call('1', 'ghost'), call('3', 'fine')]);
+    expect(results.map((r) => r.isError)).toEqual([true, true]);
+    expect(textOf(results[0]!)).toBe('Tool "ghost" not found. Available tools: other, fine.');
+    expect(textOf(results[1]!)).toBe('Tool call was blocked by beforeToolCall.');
+  });
+
+  test('a tool without execute is refused when it is registered (the third round\'s contract), not when it is called', async () => {
+    const noExecute = { ...returns('hollow', { content: [] }), execute: undefined } as never;
+    await expect(createExecutor({ tools: [noExecute] })).rejects.toThrow(
+      'Tool inline tool "hollow" is invalid: "execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
+    );
   });
 });
 

@@ -15,6 +15,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MessageChannel, parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { boundText, errorMessage } from '../src/errors.ts';
+import { executeTool } from '../src/own-validation.ts';
 import {
   WORKER_HELLO,
   type DescribeReply,
@@ -264,7 +265,7 @@ function announceThen(task: ExecuteTask, tool: Tool): undefined | Promise<undefi
 function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> } {
   const call = new RunningCall(task, port, callHost, pollHostMessages);
   running.set(task.runId, call);
-  const reply = currentCall.run(call, () => call.run(() => tool.execute(task.args as never, call.context)));
+  const reply = currentCall.run(call, () => call.run(() => executeTool(tool, task.args, call.context)));
   return { call, reply };
 }
 

@@ -11,9 +11,9 @@ export type ModelDelta = Exclude<ModelStreamEvent, { type: 'done' }>;
 export type AgentEndReason =
   /** The model answered without calling tools. */
   | 'stop'
-  /** Every result of the last batch asked to terminate (S7). */
+  /** Every result of the last batch asked to terminate. */
   | 'terminate'
-  /** A `beforeToolCall`/`afterToolCall` hook stopped the run (S13). */
+  /** A `beforeToolCall`/`afterToolCall` hook stopped the run. */
   | 'hookStop'
   /** `agent.abort()` was called. */
   | 'aborted'

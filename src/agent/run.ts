@@ -72,7 +72,7 @@ const PAUSE: ApprovalOptions = { undecided: 'pause' };
 
 /**
  * One `prompt()` or `resume()`: turns of model → tool calls → batch →
- * results (S14) until the model answers without tools (and no follow-up
+ * results until the model answers without tools (and no follow-up
  * waits), a batch terminates, a hook stops the run, a batch needs a
  * person's approval, `maxTurns` is reached, the model fails, or the caller
  * aborts. Every event goes through `emit`, awaited, so listeners see one

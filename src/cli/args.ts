@@ -1,18 +1,5 @@
 import { usageError } from './errors.ts';
 
-/**
- * Runs a `node:util` parseArgs call (strict mode) and turns its errors into
- * usage errors for `command` (exit code 2).
- */
-export function parseOrUsageError<T>(command: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-    throw usageError(command, message.replace(/\. To specify a positional argument.*$/, '.'));
-  }
-}
-
 /** The `--help`/`-h` flag every command has. */
 export const helpFlag = { help: { type: 'boolean', short: 'h' } } as const;
 

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Agent, type AgentOptions } from '../agent.ts';
 import { createExecutor } from '../executor.ts';
 import { scriptedModel } from '../models/scripted.ts';
-import { helpFlag, parseOrUsageError } from './args.ts';
+import { helpFlag } from './args.ts';
+import { parseFlags } from './flags.ts';
 import { calibrateRounds, demoPolicy, demoScript } from './demo-script.ts';
 import { runError } from './errors.ts';
 import { RunStats } from './stats.ts';
@@ -49,9 +49,7 @@ function packageRoot(): string {
 }
 
 export async function demoCommand(argv: string[], out: Output = process.stdout): Promise<number> {
-  const { values } = parseOrUsageError('demo', () =>
-    parseArgs({ args: argv, strict: true, options: { ...helpFlag, fast: { type: 'boolean' } } }),
-  );
+  const { values } = parseFlags('demo', { args: argv, strict: true, options: { ...helpFlag, fast: { type: 'boolean' } } });
   if (values.help) {
     out.write(`${demoHelp}\n`);
     return 0;

@@ -2,8 +2,8 @@ import { Agent } from '../agent.ts';
 import { createExecutor, type Executor } from '../executor.ts';
 import { textOf, type AssistantMessage, type Message } from '../messages.ts';
 import type { ToolEntry } from '../options.ts';
-import { parseArgs } from 'node:util';
-import { helpFlag, integerFlag, parseOrUsageError } from './args.ts';
+import { helpFlag, integerFlag } from './args.ts';
+import { inFlagTerms, parseFlags } from './flags.ts';
 import { askApprovals, describePending, type Input } from './approval-prompt.ts';
 import { EXIT_NEEDS_APPROVAL, oneLineMessage, runError, usageError } from './errors.ts';
 import { modelFromFlag } from './model-flag.ts';
@@ -20,8 +20,9 @@ the final answer to stdout.
 
 Options:
   -m, --model <provider:model>  openai:<model> or anthropic:<model>, e.g. openai:gpt-4o-mini
-  -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder
-                                loads every .ts/.mts/.js/.mjs file in it. Repeatable or comma-separated.
+  -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder loads
+                                its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
+                                helpers without a tool export are skipped). Repeatable or comma-separated.
       --base-url <url>          An API-compatible server (vLLM, Ollama, llama.cpp, LM Studio...),
                                 with or without /v1. With it, no API key is needed.
       --system <text>           System prompt
@@ -56,8 +57,7 @@ export interface RunIO {
 const defaultIO: RunIO = { stdout: process.stdout, stderr: process.stderr, env: process.env, stdin: process.stdin };
 
 export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise<number> {
-  const { values, positionals } = parseOrUsageError('run', () =>
-    parseArgs({
+  const { values, positionals } = parseFlags('run', {
       args: argv,
       allowPositionals: true,
       strict: true,
@@ -71,8 +71,7 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
         'tool-options': { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
       },
-    }),
-  );
+    });
   if (values.help) {
     io.stdout.write(`${runHelp}\n`);
     return 0;
@@ -146,7 +145,7 @@ async function loadTools(values: string[], options: unknown): Promise<Executor> 
   try {
     return await createExecutor({ tools });
   } catch (error) {
-    throw runError(oneLineMessage(error), error);
+    throw runError(inFlagTerms(oneLineMessage(error)), error);
   }
 }
 

@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import { AdapterErrors } from '../errors.ts';
 import { createExecutor, type Executor } from '../executor.ts';
 import type { ExecutorOptions } from '../options.ts';
 import { MIN_MEMORY_MB } from '../limits.ts';
 import type { Isolation, ToolLimits } from '../tool.ts';
-import { bareFlagValue, helpFlag, integerFlag, parseOrUsageError, splitList } from './args.ts';
+import { bareFlagValue, helpFlag, integerFlag, splitList } from './args.ts';
+import { inFlagTerms, parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
@@ -18,7 +18,8 @@ signal). Speaks MCP on stdin/stdout by default; logs go to stderr.
 
 Options:
   -t, --tools <file|folder>   Tool modules (default export made with defineTool); a folder loads
-                              every .ts/.mts/.js/.mjs file in it. Repeatable or comma-separated.
+                              its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
+                              helpers without a tool export are skipped). Repeatable or comma-separated.
       --http <port>           Serve Streamable HTTP on 127.0.0.1:<port> at /mcp instead of stdio
                               (0 picks a free port; the URL is logged)
       --timeout <ms>          Time limit per call (default 30000; --timeout-ms works too)
@@ -47,8 +48,7 @@ Example (Claude Code):
   claude mcp add toolpool -- npx toolpool serve --tools ./tools`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parseOrUsageError('serve', () =>
-    parseArgs({
+  const { values } = parseFlags('serve', {
       // `--allow-net` may stand alone: then it allows every host.
       args: bareFlagValue(argv, 'allow-net', ANY_HOST),
       strict: true,
@@ -66,8 +66,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
         env: { type: 'string', multiple: true },
         'tool-options': { type: 'string' },
       },
-    }),
-  );
+    });
   if (values.help) {
     process.stdout.write(`${serveHelp}\n`);
     return 0;
@@ -191,7 +190,7 @@ async function loadExecutor(values: ServeValues, limits: ToolLimits): Promise<Ex
       ...env,
     });
   } catch (error) {
-    throw runError(oneLineMessage(error), error);
+    throw runError(inFlagTerms(oneLineMessage(error)), error);
   }
 }
 

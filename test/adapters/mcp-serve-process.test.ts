@@ -199,7 +199,8 @@ describe('toolpool serve usage', () => {
   test('--isolation is passed to the executor, which names the tiers it has when one is unknown (exit 1)', async () => {
     const bad = await run(['--tools', 'tools/calculator.ts', '--isolation', 'moon']);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/^toolpool: createExecutor: option isolation must be .*"worker"/);
+    // The executor's own check, worded for the flag the user typed.
+    expect(bad.stderr).toMatch(/^toolpool: --isolation must be .*"worker"/);
   });
 });
 

@@ -6,7 +6,7 @@ type ToolResultOutput = ToolResultPart['output'];
 
 /**
  * What the model reads of a result: its content only (`details` is for logs
- * and UIs, S6). Text alone goes as text, which every provider takes; with
+ * and UIs). Text alone goes as text, which every provider takes; with
  * images, as a content list of text and file parts.
  */
 export function toModelOutput(content: readonly Content[]): ToolResultOutput {

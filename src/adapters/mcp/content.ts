@@ -14,7 +14,7 @@ export function toMcpContent(content: readonly Content[]): McpContent[] {
  * A finished call as an MCP tool result. An error result (validation, a
  * throw, a crash, a limit) stays a result with `isError: true` and
  * toolpool's text, so the model reads what went wrong. `details` is for
- * logs and UIs (S6): it is sent only for a tool with an `outputSchema`, as
+ * logs and UIs: it is sent only for a tool with an `outputSchema`, as
  * `structuredContent`, which the executor checked against that schema.
  */
 export function toCallToolResult(message: ToolResultMessage, structured: boolean): CallToolResult {

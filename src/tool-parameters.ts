@@ -1,0 +1,132 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { ConfigErrors } from './errors.ts';
+import type { TypeBoxStatic } from './typebox-static.js';
+
+/**
+ * What `defineTool({ parameters })` accepts, and what toolpool makes of it:
+ * the JSON Schema the model sees and Ajv checks, the TypeScript type of
+ * `execute`'s arguments, and the schema's own validation (a Standard
+ * Schema's refinements, transforms and defaults), which runs before
+ * `execute` wherever the tool's code runs.
+ */
+
+/** A JSON Schema as plain data: what the model is shown and what Ajv compiles. */
+export type JsonSchema = Record<string, unknown>;
+
+/** A TypeBox 1.x schema (the `typebox` package), known by its kind. */
+export interface TypeBoxSchema {
+  readonly '~kind': string;
+}
+
+/** A JSON Schema written out as an object; the arguments are not typed from it. */
+export interface JsonObjectSchema {
+  readonly type: 'object';
+  readonly [keyword: string]: unknown;
+}
+
+/**
+ * A schema toolpool understands: TypeBox (`@sinclair/typebox` 0.32-0.34, or
+ * `typebox` 1.x), a Standard Schema that can give a JSON Schema (Zod 4,
+ * ArkType 2, Valibot through `toStandardJsonSchema`), or a JSON Schema
+ * object of `type: 'object'`.
+ */
+export type ToolParameters = TSchema | TypeBoxSchema | StandardJSONSchemaV1 | JsonObjectSchema;
+
+/** The type of `execute`'s arguments: a Standard Schema's output type, TypeBox's `Static`. */
+export type ToolArgs<P> = P extends StandardJSONSchemaV1
+  ? StandardJSONSchemaV1.InferOutput<P>
+  : P extends TSchema
+    ? Static<P>
+    : P extends TypeBoxSchema
+      ? TypeBoxStatic<P>
+      : Record<string, unknown>;
+
+/**
+ * The arguments as the JSON Schema validated them, before a Standard
+ * Schema's own validation (its transforms) ran: what `needsApproval` sees.
+ * For TypeBox and JSON Schema the same as `ToolArgs`.
+ */
+export type ToolInput<P> = P extends StandardJSONSchemaV1 ? StandardJSONSchemaV1.InferInput<P> : ToolArgs<P>;
+
+const TYPEBOX_KIND = Symbol.for('TypeBox.Kind');
+
+/** Says why `value` is not a schema toolpool can use, or `undefined` when it is one. */
+export function parametersProblem(value: unknown): string | undefined {
+  const standard = standardProps(value);
+  if (standard) {
+    if (typeof (standard.jsonSchema as { input?: unknown } | undefined)?.input === 'function') return undefined;
+    return ConfigErrors.notASchema(`a ${vendorOf(standard)} Standard Schema without ~standard.jsonSchema`, noJsonSchemaHint(vendorOf(standard)));
+  }
+  if (typeof value === 'function') return ConfigErrors.notASchema('a function', '');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ConfigErrors.notASchema(describeValue(value), '');
+  if (isTypeBox(value) || (value as { type?: unknown }).type === 'object') return undefined;
+  if (Object.values(value).length > 0 && Object.values(value).every(isTypeBox)) {
+    return ConfigErrors.notASchema('an object of schemas', 'It looks like the properties alone: wrap them in Type.Object({ ... }).');
+  }
+  return ConfigErrors.notASchema('an object that is neither a TypeBox schema nor a JSON Schema of type "object"', '');
+}
+
+/**
+ * The JSON Schema of a schema `parametersProblem` accepted, as plain data
+ * (TypeBox's symbol and hidden keys dropped). `$schema` is left out: the
+ * converters name the draft they wrote (draft-07 here, 2020-12 elsewhere),
+ * and Ajv refuses a draft it was not set up for; the model does not need it.
+ * Throws when a Standard Schema cannot be converted (a Zod transform).
+ */
+export function jsonSchemaOf(parameters: ToolParameters): JsonSchema {
+  const standard = standardProps(parameters) as StandardJSONSchemaV1.Props | undefined;
+  const source = standard ? standard.jsonSchema.input({ target: 'draft-07', ...converterOptions(standard.vendor) }) : parameters;
+  const plain = JSON.parse(JSON.stringify(source)) as JsonSchema;
+  delete plain.$schema;
+  return plain;
+}
+
+/**
+ * What a library's converter needs to leave its refinements to the library:
+ * Valibot's throws on a `check` or `transform` it cannot express unless told
+ * to ignore them (Zod's and ArkType's leave refinements out by themselves).
+ * They still apply: the schema's own validation runs before `execute`.
+ */
+function converterOptions(vendor: string): Pick<StandardJSONSchemaV1.Options, 'libraryOptions'> {
+  return vendor === 'valibot' ? { libraryOptions: { errorMode: 'ignore' } } : {};
+}
+
+/** The library behind a Standard Schema (`zod`, `arktype`, `valibot`), or `undefined` for TypeBox and JSON Schema. */
+export function schemaVendor(parameters: unknown): string | undefined {
+  const standard = standardProps(parameters);
+  return standard && typeof standard.validate === 'function' ? vendorOf(standard) : undefined;
+}
+
+/** A Standard Schema's properties when it has its own `validate`; `undefined` for TypeBox and JSON Schema. */
+export function ownValidation(parameters: unknown): StandardSchemaV1.Props | undefined {
+  const standard = standardProps(parameters);
+  return typeof standard?.validate === 'function' ? (standard as StandardSchemaV1.Props) : undefined;
+}
+
+function standardProps(value: unknown): Partial<StandardSchemaV1.Props & StandardJSONSchemaV1.Props> | undefined {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  const props = (value as { '~standard'?: unknown })['~standard'];
+  return typeof props === 'object' && props !== null ? props : undefined;
+}
+
+function isTypeBox(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (TYPEBOX_KIND in value || typeof (value as { '~kind'?: unknown })['~kind'] === 'string');
+}
+
+function vendorOf(standard: { vendor?: unknown }): string {
+  return typeof standard.vendor === 'string' ? standard.vendor.slice(0, 40) : 'unnamed';
+}
+
+/** What to do about a Standard Schema that gives no JSON Schema, for the libraries whose answer is known. */
+function noJsonSchemaHint(vendor: string): string {
+  if (vendor === 'zod') return 'Zod 3 and early Zod 4 releases give no JSON Schema: use a current Zod 4.';
+  if (vendor === 'valibot') return 'Wrap it in toStandardJsonSchema() from @valibot/to-json-schema.';
+  return '';
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'undefined' ? 'missing' : `a ${typeof value}`;
+}
