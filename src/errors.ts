@@ -124,6 +124,9 @@ export const SandboxErrors = {
     `createExecutor: isolation "sandbox" needs bubblewrap, but ${bwrap} could not create a sandbox (${reason}). ` +
     'The kernel may refuse user namespaces: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, ' +
     'or the AppArmor user-namespace restriction on Ubuntu 24.04+. Use isolation: "process" meanwhile.',
+  notAccessibleAsNobody: (problem: string) =>
+    `isolation "sandbox": ${problem}. The host runs as root, so the sandbox runs as nobody (uid 65534), never as host root; ` +
+    'give that user access (chown 65534 or chmod o+rwx for a fsWrite folder, o+rx for fsRead), or run the host as another user.',
   badNetEntry: (entry: string, problem: string) =>
     `createExecutor: permissions.net entry ${JSON.stringify(entry).slice(0, 200)} ${problem}`,
   netRefused: (target: string) => `toolpool sandbox: ${target} is not in permissions.net`,

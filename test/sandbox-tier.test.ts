@@ -84,6 +84,9 @@ describe('the sandbox child', () => {
   test('fsRead is readable, fsWrite writable (and the write lands on the host), nothing else of the host is there', async () => {
     const readable = mkdtempSync(join(scratch, 'read-'));
     const writable = mkdtempSync(join(scratch, 'write-'));
+    // Under a root host the sandbox runs as nobody: the folders it is given must let that user in.
+    chmodSync(readable, 0o755);
+    chmodSync(writable, 0o777);
     const notGranted = mkdtempSync(join(scratch, 'other-'));
     writeFileSync(join(readable, 'data.txt'), 'granted data');
     writeFileSync(join(notGranted, 'secret.txt'), 'not granted');

@@ -1,4 +1,4 @@
-import { PermissionErrors } from '../errors.ts';
+import { PermissionErrors, SandboxErrors } from '../errors.ts';
 import { COMPILE_CACHE_DIR } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import { workerEntryReadPaths } from '../pool/worker-pool.ts';
@@ -18,6 +18,7 @@ import type { ChildLauncher } from './child-launcher.ts';
 import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
 import { SandboxTier } from './sandbox/sandbox-tier.ts';
+import { sandboxAccessProblem } from './sandbox/sandbox-user.ts';
 import type { ThreadBudget } from '../pool/thread-budget.ts';
 import type { ToolTier } from '../tier.ts';
 
@@ -152,10 +153,16 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
   return isolation === 'process' || (permissions !== undefined && (!support.perWorker || support.confinesWorkers === false));
 }
 
-/** The sandbox enforces a net list itself; fsWrite must still not cover the compile cache the host reuses. */
+/**
+ * The sandbox enforces a net list itself; fsWrite must still not cover the
+ * compile cache the host reuses, and under a root host the sandbox's user
+ * (nobody) must be able to use what it is given.
+ */
 function checkSandboxPermissions(permissions: Permissions): void {
   const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
   if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
+  const problem = sandboxAccessProblem(permissions.fsRead ?? [], permissions.fsWrite ?? []);
+  if (problem !== undefined) throw new TypeError(SandboxErrors.notAccessibleAsNobody(problem));
 }
 
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */

@@ -7,7 +7,7 @@
  * the safe outcome, the bystander, the next call, and that nothing of the
  * sandbox is left after close().
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,9 @@ import { call, fixture, textOf } from '../support/executors.ts';
 import { childPids, eventually } from '../support/leaks.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-sandbox-'));
+// Under a root host the sandbox runs as nobody: the folder it reads and writes must let that user in.
+chmodSync(scratch, 0o777);
+const asRoot = process.geteuid?.() === 0;
 /** A host folder the sandbox is never given: the test's own fixtures. */
 const besideTheTool = fixture('hostile/hostile.ts');
 const unboundHostPath = fixture(`hostile/sandbox-written-${process.pid}.txt`);
@@ -137,13 +140,15 @@ const tableRows: SandboxCase[] = [
 
 /** What only an OS sandbox stops. */
 const sandboxRows: SandboxCase[] = [
-  { name: 'process.kill(process.ppid): the parent is the sandbox\'s own init', fixture: 'sandbox-signal.ts', target: () => 'ppid', expectResult: textMatching(/^sent to 1 \(ppid 1\)$/) },
+  // Its parent is the sandbox's own init (bwrap), which ignores the signal; under a root host it is root's and refuses it.
+  { name: 'process.kill(process.ppid): the parent is the sandbox\'s own init', fixture: 'sandbox-signal.ts', target: () => 'ppid', expectResult: textMatching(asRoot ? /^refused: EPERM$/ : /^sent to 1 \(ppid 1\)$/) },
   { name: 'kill -9 -1: only the sandbox\'s own processes', fixture: 'sandbox-signal.ts', target: () => 'all', expectResult: textMatching(/^(sent to -1|refused: ESRCH)/) }, // ESRCH: nothing else in the sandbox to signal
   { name: 'kill(0), the process group: only the sandbox\'s own session', fixture: 'sandbox-signal.ts', target: () => 'group', expectResult: errorMatching(/isolation process died \((signal SIGKILL|exit code 137)\)/) },
   { name: "process.kill of the host's pid: not visible", fixture: 'sandbox-signal.ts', target: () => String(process.pid), expectResult: textMatching(/^refused: ESRCH$/) },
   { name: "reading the host's environment through /proc/<host pid>/environ", fixture: 'sandbox-read.ts', target: () => `/proc/${process.pid}/environ`, expectResult: (r) => { textMatching(/^failed: ENOENT$/)(r); withoutSecret(r); } },
   { name: "reading /proc/1/environ (the sandbox's init, bwrap)", fixture: 'sandbox-read.ts', target: () => '/proc/1/environ', expectResult: withoutSecret },
-  { name: 'reading /proc/self/environ', fixture: 'sandbox-read.ts', target: () => '/proc/self/environ', expectResult: (r) => { textMatching(/^read: /)(r); withoutSecret(r); } },
+  // Under a root host the sandbox became nobody after it started: the kernel then keeps its own procfs files root's (EACCES).
+  { name: 'reading /proc/self/environ', fixture: 'sandbox-read.ts', target: () => '/proc/self/environ', expectResult: (r) => { textMatching(asRoot ? /^failed: EACCES$/ : /^read: /)(r); withoutSecret(r); } },
   { name: 'reading a file beside the tool that was not granted', fixture: 'sandbox-read.ts', target: () => besideTheTool, expectResult: textMatching(/^failed: ENOENT$/) },
   { name: 'reaching a host port on 127.0.0.1', fixture: 'sandbox-connect.ts', target: () => `127.0.0.1:${hostPort}`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
   { name: 'fetching from a host port on 127.0.0.1', fixture: 'sandbox-fetch.ts', target: () => `http://127.0.0.1:${hostPort}/`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },

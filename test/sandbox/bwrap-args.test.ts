@@ -8,6 +8,8 @@ const layout: SandboxLayout = {
   writable: ['/srv/app/scratch'],
   generated: [{ source: '/tmp/toolpool-net-x/net.sock', target: '/run/toolpool/net.sock' }],
   lowPorts: false,
+  privileged: false,
+  tmpBytes: 64 * 1024 * 1024,
   workingDirectory: '/srv/app',
 };
 
@@ -25,7 +27,7 @@ describe('bwrap command line', () => {
 
   test('an empty root: own /proc, minimal /dev, private /tmp, then only the listed paths, parents before children', () => {
     const args = bwrapArgs(layout, ['node']).join(' ');
-    expect(args).toContain('--proc /proc --dev /dev --perms 1777 --tmpfs /tmp');
+    expect(args).toContain(`--proc /proc --dev /dev --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
     expect(args).toContain('--ro-bind /usr/bin/node /usr/bin/node');
     expect(args).toContain('--bind-try /srv/app/scratch /srv/app/scratch');
     expect(args).toContain('--ro-bind /tmp/toolpool-net-x/net.sock /run/toolpool/net.sock');
@@ -38,6 +40,23 @@ describe('bwrap command line', () => {
     const args = bwrapArgs({ ...layout, lowPorts: true }, ['node']).join(' ');
     expect(args).toContain('--cap-drop ALL --cap-add CAP_NET_BIND_SERVICE');
     expect(args).not.toContain('--disable-userns');
+  });
+
+  test('under a root host: no user namespace (it would be host uid 0), and only what the entry needs to become nobody', () => {
+    const args = bwrapArgs({ ...layout, privileged: true }, ['node']);
+    expect(args).not.toContain('--unshare-user');
+    expect(args).not.toContain('--disable-userns');
+    expect(args.join(' ')).toContain('--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID');
+    expect(args).toContain('--unshare-pid');
+  });
+
+  test('the folders above each bind are made 0755 first (privileged bwrap would make them 0700, closed to nobody), none inside a bind', () => {
+    const args = bwrapArgs(layout, ['node']).join(' ');
+    for (const dir of ['/usr', '/usr/bin', '/srv', '/srv/app', '/srv/app/tools', '/run', '/run/toolpool']) expect(args).toContain(`--perms 0755 --dir ${dir} `);
+    expect(args).not.toContain('--dir /tmp ');
+    expect(args.indexOf('--dir /srv/app ')).toBeLessThan(args.indexOf('--ro-bind-try /srv/app/node_modules'));
+    const nested = bwrapArgs({ ...layout, readOnly: ['/srv/app/node_modules', '/srv/app/node_modules/pkg/tool.mjs'] }, ['node']).join(' ');
+    expect(nested).not.toContain('--dir /srv/app/node_modules/pkg');
   });
 
   test("ldd's output gives every library and the loader", () => {

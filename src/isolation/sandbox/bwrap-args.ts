@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 
 /** A file made on the host for the sandbox (its /etc/hosts, the proxy socket), bound read-only at `target`. */
 export interface GeneratedFile {
@@ -18,6 +18,16 @@ export interface SandboxLayout {
   generated: readonly GeneratedFile[];
   /** The forwarder must listen on a port below 1024 (see netCapabilities). */
   lowPorts: boolean;
+  /**
+   * The host runs as root. A user namespace would then map the sandbox's
+   * uid to host uid 0 (root on every file it can see, `/proc/sys` among
+   * them), so the sandbox gets no user namespace: bwrap sets it up with
+   * root's rights, and the sandbox's entry switches to nobody (it keeps only
+   * CAP_SETUID and CAP_SETGID for that, and loses them with it).
+   */
+  privileged: boolean;
+  /** The size of the private /tmp (a tmpfs, in host memory) in bytes. */
+  tmpBytes: number;
   /**
    * The working directory inside: the host's, as for the process tier's
    * child (compiled modules name their sources relative to it, so the child
@@ -41,13 +51,15 @@ export interface SandboxLayout {
  */
 export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): string[] {
   return [
-    ...['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'],
-    ...netCapabilities(layout.lowPorts),
+    ...(layout.privileged ? [] : ['--unshare-user']),
+    ...['--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'],
+    ...capabilities(layout),
     ...['--die-with-parent', '--new-session', '--hostname', 'toolpool-sandbox'],
-    ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--tmpfs', '/tmp'],
+    ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(layout.tmpBytes), '--tmpfs', '/tmp'],
+    ...openParents([...layout.runtimeFiles.map((file) => ({ flag: '--ro-bind', source: file, target: file })), ...binds(layout)]),
     ...layout.runtimeFiles.flatMap((file) => ['--ro-bind', file, file]),
     ...bindsInPathOrder(layout),
-    ...['--dir', layout.workingDirectory, '--chdir', layout.workingDirectory],
+    ...['--perms', '0755', '--dir', layout.workingDirectory, '--chdir', layout.workingDirectory],
     '--',
     ...command,
   ];
@@ -59,22 +71,48 @@ export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): st
  * below 1024: then the forwarder needs CAP_NET_BIND_SERVICE in the user
  * namespace that owns the sandbox's network namespace, which
  * `--disable-userns` would put out of reach (it moves the sandbox into a
- * nested one). The capability covers only that network namespace.
+ * nested one). The capability covers only that network namespace. Under a
+ * root host (no user namespace, see `privileged`) the entry also needs
+ * CAP_SETUID and CAP_SETGID, once, to become nobody; nested user
+ * namespaces are then not disabled (`--disable-userns` needs one of its own).
  */
-function netCapabilities(lowPorts: boolean): string[] {
-  return lowPorts ? ['--cap-drop', 'ALL', '--cap-add', 'CAP_NET_BIND_SERVICE'] : ['--disable-userns', '--cap-drop', 'ALL'];
+function capabilities({ lowPorts, privileged }: SandboxLayout): string[] {
+  const kept = [...(lowPorts ? ['CAP_NET_BIND_SERVICE'] : []), ...(privileged ? ['CAP_SETUID', 'CAP_SETGID'] : [])];
+  const nested = lowPorts || privileged ? [] : ['--disable-userns'];
+  return [...nested, '--cap-drop', 'ALL', ...kept.flatMap((cap) => ['--cap-add', cap])];
 }
 
 type Bind = { flag: string; source: string; target: string };
 
-function bindsInPathOrder(layout: SandboxLayout): string[] {
-  const binds: Bind[] = [
+function binds(layout: SandboxLayout): Bind[] {
+  return [
     ...layout.readOnly.flatMap((path) => bindsFor('--ro-bind-try', path)),
     ...layout.writable.flatMap((path) => bindsFor('--bind-try', path)),
     ...layout.generated.map(({ source, target }) => ({ flag: '--ro-bind', source, target })),
   ];
+}
+
+/**
+ * The folders above each bind that bwrap would create itself, made first
+ * as 0755: privileged bwrap (a root host) creates them 0700, which the
+ * sandbox's user (nobody) could not pass through. Folders inside another
+ * bind are that bind's own.
+ */
+function openParents(all: Bind[]): string[] {
+  const targets = new Set(all.map((bind) => bind.target));
+  const inside = (path: string) => [...targets].some((target) => path !== target && path.startsWith(target === sep ? sep : target + sep));
+  // The mounts bwrap made before (the private /tmp, /proc, /dev) are folders of their own, with their own modes.
+  const mounted = (path: string) => path === '/tmp' || path === '/proc' || path === '/dev';
+  const parents = new Set<string>();
+  for (const { target } of all) {
+    for (let dir = dirname(target); dir !== sep && dir !== '.' && !mounted(dir) && !targets.has(dir) && !inside(dir); dir = dirname(dir)) parents.add(dir);
+  }
+  return [...parents].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : 1)).flatMap((dir) => ['--perms', '0755', '--dir', dir]);
+}
+
+function bindsInPathOrder(layout: SandboxLayout): string[] {
   const seen = new Set<string>();
-  return binds
+  return binds(layout)
     .sort((a, b) => depth(a.target) - depth(b.target) || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0))
     .filter((bind) => !seen.has(`${bind.flag} ${bind.target}`) && seen.add(`${bind.flag} ${bind.target}`))
     .flatMap(({ flag, source, target }) => [flag, source, target]);

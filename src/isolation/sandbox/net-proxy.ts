@@ -35,13 +35,14 @@ export class NetProxy {
     this.#server.maxConnections = MAX_TUNNELS;
   }
 
-  static async start(targets: readonly NetTarget[]): Promise<NetProxy> {
+  /** `writableAll`: the socket itself is open to every user (the sandbox's nobody); its 0700 folder still keeps the host's other users out. */
+  static async start(targets: readonly NetTarget[], writableAll = false): Promise<NetProxy> {
     // mkdtemp makes the folder 0700: no other user of the host reaches the socket.
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-net-'));
     const proxy = new NetProxy(join(folder, 'net.sock'), folder, new Set(targets.map((t) => t.key)));
     await new Promise<void>((resolve, reject) => {
       proxy.#server.once('error', reject);
-      proxy.#server.listen(proxy.socketPath, () => resolve());
+      proxy.#server.listen({ path: proxy.socketPath, writableAll, readableAll: writableAll }, () => resolve());
     });
     proxy.#server.unref();
     return proxy;

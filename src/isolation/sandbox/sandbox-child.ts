@@ -11,6 +11,8 @@ import { startForwarders } from './net-forwarder.ts';
 interface SandboxChildPlan {
   socket?: string;
   rules: ForwardRule[];
+  /** The user to become before any tool code loads (the host is root; see bwrap-args.ts). */
+  dropTo?: { uid: number; gid: number };
 }
 
 keepInspectorClosed();
@@ -19,5 +21,22 @@ const [planText = '{"rules":[]}', entry] = process.argv.slice(2);
 const plan = JSON.parse(planText) as SandboxChildPlan;
 
 if (plan.socket && plan.rules.length > 0) await startForwarders(plan.socket, plan.rules);
+if (plan.dropTo) becomeUser(plan.dropTo);
 // The host's first frames wait on the channel's socket until the entry reads them.
 await import(pathToFileURL(entry!).href);
+
+/**
+ * Switches this process to `user` for good: groups, then gid, then uid
+ * (after setuid no capability is left to undo it). The forwarders are
+ * already listening. A switch that does not hold ends the sandbox rather
+ * than run tools as root.
+ */
+function becomeUser({ uid, gid }: { uid: number; gid: number }): void {
+  process.setgroups!([gid]);
+  process.setgid!(gid);
+  process.setuid!(uid);
+  if (process.getuid!() !== uid || process.geteuid!() !== uid || process.getgid!() !== gid) {
+    process.stderr.write('toolpool sandbox: could not leave root; stopping.\n');
+    process.exit(70);
+  }
+}

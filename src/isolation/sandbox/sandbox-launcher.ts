@@ -9,6 +9,7 @@ import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarge
 import { NetProxy } from './net-proxy.ts';
 import { nodeRuntimeFiles } from './node-libraries.ts';
 import { sandboxStdio } from './sandbox-stdio.ts';
+import { sandboxDropTarget } from './sandbox-user.ts';
 
 /** Where the host-side proxy's socket appears inside the sandbox. */
 const SANDBOX_SOCKET = '/run/toolpool/net.sock';
@@ -41,13 +42,17 @@ export class SandboxLauncher implements ChildLauncher {
     const [runtimeFiles, sandboxEntry, net] = await Promise.all([nodeRuntimeFiles(), sandboxEntryFile(), this.#netPlan()]);
     const entry = spec.nodeArgs.at(-1)!;
     const flags = spec.nodeArgs.slice(0, -1);
-    const plan = JSON.stringify(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] });
+    const dropTo = sandboxDropTarget();
+    const plan = JSON.stringify({ ...(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] }), ...(dropTo ? { dropTo } : {}) });
     const layout = {
       runtimeFiles,
       readOnly: [...spec.readPaths, sandboxEntry, entry],
       writable: spec.writePaths,
       generated: net?.generated ?? [],
       lowPorts: needsLowPorts(this.targets),
+      privileged: dropTo !== undefined,
+      // As much as the call may use of memory: a tmpfs holds host RAM outside the data cap.
+      tmpBytes: spec.maxMemoryMb * 1024 * 1024,
       workingDirectory: process.cwd(),
     };
     const inner = [spec.node, ...flags, sandboxEntry, plan, entry];
@@ -72,7 +77,8 @@ export class SandboxLauncher implements ChildLauncher {
 }
 
 async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> {
-  const proxy = await NetProxy.start(targets);
+  // Under a root host the sandbox's user (nobody) must be able to connect to the socket; its folder keeps everyone else out.
+  const proxy = await NetProxy.start(targets, sandboxDropTarget() !== undefined);
   const { rules, hosts } = forwardRules(targets);
   const folder = await mkdtemp(join(tmpdir(), 'toolpool-sandbox-etc-'));
   const hostsPath = join(folder, 'hosts');
