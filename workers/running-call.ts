@@ -22,32 +22,15 @@ const FLUSH_RETRY_MS = 1;
 const NO_HOST_FUNCTIONS: ToolContext['host'] = Object.freeze({});
 
 /**
- * This thread's CPU time in microseconds (user + system), or undefined
- * where Node cannot measure one thread: `process.threadCpuUsage` exists on
- * Node 22+ only, so on Node 20 results carry no cpuMs. Looked up once, when
- * the worker starts and before any tool code runs (like primordials.ts), so
- * a tool that replaces it or `v8.getHeapStatistics` cannot change what the
- * runtime reads, and a call pays for no feature check. `getHeapStatistics`
- * is the cheaper heap read: `process.memoryUsage()` costs 2-3 times as much
- * (it also reads the process's RSS).
+ * The heap read for the call's usage, looked up once when the worker starts
+ * and before any tool code runs (like primordials.ts), so a tool that
+ * replaces `v8.getHeapStatistics` cannot change what the runtime reads. The
+ * host uses it only where it cannot read the worker's heap itself (Node
+ * 20), and only within the worker's heap limit; CPU time the host reads
+ * itself (Node 22+) or not at all. `getHeapStatistics` is the cheaper heap
+ * read: `process.memoryUsage()` costs 2-3 times as much.
  */
-const threadCpuMicros = threadCpuClock();
 const heapStatistics = getHeapStatistics;
-
-function threadCpuClock(): (() => number) | undefined {
-  const read = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-  if (typeof read !== 'function') return undefined;
-  const bound = read.bind(process);
-  try {
-    bound();
-  } catch {
-    return undefined; // a platform where libuv cannot measure a thread
-  }
-  return () => {
-    const { user, system } = bound();
-    return user + system;
-  };
-}
 
 export type CallHost = (call: RunningCall, name: string, args: unknown[]) => Promise<unknown>;
 
@@ -69,7 +52,6 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   #pending: ToolResult | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
   /** The thread's CPU time when `execute` was called (0 where it cannot be measured). */
-  #cpuAtStart = 0;
   readonly #onSettle = new Set<() => void>();
   readonly context: ToolContext;
 
@@ -93,7 +75,6 @@ export class RunningCall implements ContextOwner, ResourceOwner {
    */
   run(execute: () => ToolResult | Promise<ToolResult>): ResultMessage | Promise<ResultMessage> {
     let value: ToolResult | Promise<ToolResult>;
-    if (threadCpuMicros && this.task.measureUsage) this.#cpuAtStart = threadCpuMicros();
     try {
       value = execute();
     } catch (thrown) {
@@ -131,14 +112,14 @@ export class RunningCall implements ContextOwner, ResourceOwner {
 
   /**
    * Read when the tool's code is done, before the runtime copies its result;
-   * not at all when nobody reads them. With a worker idle between calls the
-   * heap read costs ~3-5 µs, each CPU read ~1 µs (both well under 1 µs when
-   * calls follow each other).
+   * only when the host asks (someone reads the usage, and the host cannot
+   * read this worker's heap itself). With a worker idle between calls the
+   * heap read costs ~3-5 µs.
    */
   #usage(): WorkerUsage | undefined {
     if (!this.task.measureUsage) return undefined;
     const heapUsedBytes = heapStatistics().used_heap_size;
-    return threadCpuMicros ? { cpuMs: (threadCpuMicros() - this.#cpuAtStart) / 1000, heapUsedBytes } : { heapUsedBytes };
+    return { heapUsedBytes };
   }
 
   /** An error raised by this call's code outside `execute`'s promise (a timer, a late rejection). */

@@ -9,7 +9,8 @@ import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/hos
 import { checkPayload } from '../pool/payload.ts';
 import { toolKeyOf } from '../pool/pool-call.ts';
 import type { ThreadBudget } from '../pool/thread-budget.ts';
-import { withQueuedBefore, type RunJob, type RunOutcome } from '../runner.ts';
+import { HOST_READS_CPU, heapBoundBytes } from '../pool/usage-reading.ts';
+import { withQueuedBefore, type RunJob, type RunOutcome, type RunUsage } from '../runner.ts';
 import type { ModuleTask, PrepareLimits } from '../tier.ts';
 import type { ToolInfo } from '../tool-info.ts';
 import type { HostFunctions } from '../tool.ts';
@@ -169,7 +170,7 @@ export class ToolProcess {
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.
-      const outcome = withQueuedBefore(reply.outcome, sentAt - handedAt);
+      const outcome = withQueuedBefore(boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb), sentAt - handedAt);
       return withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb);
     } finally {
       job.signal?.removeEventListener('abort', onAbort);
@@ -467,6 +468,22 @@ function killGroup(child: ChildProcess): void {
   } catch {
     child.kill('SIGKILL'); // not a group leader (a launcher without a session of its own), or already gone
   }
+}
+
+/**
+ * The child's figures, bounded by what the host measured: no more running
+ * time or CPU than the wall time the host waited for the answer, a heap
+ * within the worker's limit, and no cpuMs where the line cannot read one
+ * (the child runs the same Node: a figure there was made up).
+ */
+function boundedUsage(outcome: RunOutcome, wallMs: number, maxMemoryMb: number): RunOutcome {
+  const { usage } = outcome;
+  if (!usage) return outcome;
+  const runningMs = Math.min(usage.runningMs, wallMs);
+  const bounded: RunUsage = { queuedMs: Math.min(usage.queuedMs, wallMs - runningMs), runningMs };
+  if (HOST_READS_CPU && usage.cpuMs !== undefined) bounded.cpuMs = Math.min(usage.cpuMs, runningMs);
+  if (usage.heapUsedBytes !== undefined && usage.heapUsedBytes <= heapBoundBytes(maxMemoryMb)) bounded.heapUsedBytes = usage.heapUsedBytes;
+  return { ...outcome, usage: bounded };
 }
 
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */

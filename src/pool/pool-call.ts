@@ -5,6 +5,7 @@ import { StopTimer, type StopReason, type Stoppable } from '../stop-timer.ts';
 import type { ToolResult } from '../tool.ts';
 import { checkPayload } from './payload.ts';
 import type { ExecuteTask, ModuleTask, ResultMessage, WorkerUsage } from './protocol.ts';
+import { HOST_READS_HEAP, cpuAtBegin, hostFigures } from './usage-reading.ts';
 import type { WorkerChannel } from './worker-channel.ts';
 
 /**
@@ -57,6 +58,8 @@ export class PoolCall implements Stoppable {
   /** For the call's usage, on the monotonic clock: handed to this pool; began in its worker (not reset by loaded()). */
   readonly #handedAt = performance.now();
   #runningSince = 0;
+  /** The worker thread's CPU clock when the call began (Node 22+, when someone reads the call's usage). */
+  #cpuAtBegin: Promise<NodeJS.CpuUsage> | undefined;
   readonly #stopTimer: StopTimer;
 
   constructor(
@@ -94,7 +97,8 @@ export class PoolCall implements Stoppable {
       runId: this.runId,
       maxResultBytes: job.limits.maxResultBytes,
       hostFunctions,
-      measureUsage: job.measureUsage !== false,
+      // The worker reports its heap only where the host cannot read it (Node 20); CPU it never reports.
+      measureUsage: job.measureUsage !== false && !HOST_READS_HEAP,
     };
   }
 
@@ -175,6 +179,7 @@ export class PoolCall implements Stoppable {
     this.#startedAt = Date.now();
     this.#runningSince = performance.now();
     this.#loading = loading;
+    if (this.job.measureUsage !== false && this.channel) this.#cpuAtBegin = cpuAtBegin(this.channel.worker);
     // Ended while it waited in its worker (aborted): the worker drops it, or stops it if it had just started it.
     if (this.outcome) {
       const channel = this.channel!;
@@ -273,13 +278,24 @@ export class PoolCall implements Stoppable {
     return stop ? { ok: false, error: stopMessage(stop.reason, stop.how, this.limits.timeoutMs) } : undefined;
   }
 
-  /** `outcome` is always a fresh object: a call that started gets its usage on it. */
-  #settle(outcome: RunOutcome, worker?: WorkerUsage): void {
+  /**
+   * `outcome` is always a fresh object: a call that started gets its usage
+   * on it. The call has its outcome at once; when someone reads its usage,
+   * `done` resolves once the host has read the worker's CPU and heap.
+   */
+  #settle(outcome: RunOutcome, reported?: WorkerUsage): void {
     if (this.outcome) return;
-    if (this.#runningSince !== 0) outcome.usage = callUsage(this.#handedAt, this.#runningSince, worker);
     this.outcome = outcome;
     this.#stopTimer.dispose();
-    this.#resolve(outcome);
+    if (this.#runningSince === 0) return this.#resolve(outcome);
+    const usage: RunUsage = { queuedMs: this.#runningSince - this.#handedAt, runningMs: performance.now() - this.#runningSince };
+    outcome.usage = usage;
+    const worker = this.channel?.worker;
+    if (this.job.measureUsage === false || !worker) return this.#resolve(outcome);
+    void hostFigures(worker, this.#cpuAtBegin, usage.runningMs, this.limits.maxMemoryMb, reported).then(
+      (figures) => this.#resolve({ ...outcome, usage: { ...usage, ...figures } }),
+      () => this.#resolve(outcome),
+    );
   }
 }
 
@@ -287,17 +303,7 @@ function settleKilled(call: PoolCall): void {
   call.settleAfterKill();
 }
 
-/**
- * Queued until its start message arrived, running from then to now (the
- * result, or the host ending the call); the worker's CPU and heap figures
- * when its result carried them (checked in channel-messages.ts).
- */
-function callUsage(handedAt: number, runningSince: number, worker: WorkerUsage | undefined): RunUsage {
-  const usage: RunUsage = { queuedMs: runningSince - handedAt, runningMs: performance.now() - runningSince };
-  if (worker?.cpuMs !== undefined) usage.cpuMs = worker.cpuMs;
-  if (worker?.heapUsedBytes !== undefined) usage.heapUsedBytes = worker.heapUsedBytes;
-  return usage;
-}
+
 
 export function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';

@@ -75,7 +75,7 @@ export interface ExecuteTask extends ModuleTask {
   args: unknown;
   maxResultBytes: number;
   hostFunctions: string[];
-  /** false: report no CPU or heap figure in the result (nobody reads them; see RunJob.measureUsage). */
+  /** true: report the heap right after the call (someone reads the usage, and the host cannot read this worker's heap itself). */
   measureUsage: boolean;
 }
 
@@ -122,9 +122,11 @@ export interface ResultMessage {
 }
 
 /**
- * The worker's own figures for one call: its thread's CPU time during
- * `execute` (Node 22+ only: `process.threadCpuUsage`) and its heap right
- * after. Checked on the host like every field a worker sends.
+ * The worker's own figure for one call: its heap right after, asked for
+ * only where the host cannot read it (Node 20). Checked on the host like
+ * every field a worker sends, and shown only within the worker's heap
+ * limit. A `cpuMs` a worker sends is checked and ignored: the host reads
+ * CPU itself (usage-reading.ts).
  */
 export interface WorkerUsage {
   cpuMs?: number;
