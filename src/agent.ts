@@ -3,14 +3,14 @@ import { decide, pausedBatch, type ApprovalDecisions, type PausedBatch } from '.
 import type { AgentEvent } from './agent/events.ts';
 import { MessageQueue, type QueueMode } from './agent/queue.ts';
 import { AgentRun, type AgentExecutor, type RunStart } from './agent/run.ts';
-import { readSnapshot, takeSnapshot, type AgentSnapshot } from './agent/snapshot.ts';
+import { readSnapshot, takeSnapshot, type AgentSnapshot, type PendingCallCheck, type SnapshotSecret } from './agent/snapshot.ts';
 import { refuseCalls } from './agent/refused-calls.ts';
 import { userMessage } from './agent/transcript.ts';
 import { OrderedEmitter, type Listener } from './events.ts';
 import { toolCallsOf, type AssistantMessage, type Message } from './messages.ts';
 import type { Model } from './model.ts';
 import type { Content } from './tool.ts';
-import type { PendingApproval } from './approval.ts';
+import { CHECK_PENDING, type PendingApproval, type PendingCheckable } from './approval.ts';
 
 export type {
   AgentEndEvent,
@@ -43,6 +43,13 @@ export interface AgentOptions {
   messages?: Message[];
   /** State from `agent.snapshot()` (transcript, queues, calls waiting for approval), as after a restart. Not with `messages`. */
   snapshot?: AgentSnapshot;
+  /**
+   * A secret of the host's: `snapshot()` then carries an integrity check
+   * (HMAC-SHA256) keyed by it, and a snapshot given here must carry a valid
+   * one, so a snapshot changed where it was stored (a file a tool could
+   * write, a database row) is refused instead of resumed.
+   */
+  snapshotSecret?: SnapshotSecret;
   /** How queued `steer()` messages reach the model: one per turn (default) or all at once. */
   steeringMode?: QueueMode;
   /** How queued `followUp()` messages reach the model: one each time the run would stop (default) or all at once. */
@@ -73,10 +80,12 @@ export class Agent {
   /** The batch that waits for a person, if any; its calls are the last message's. */
   #paused: PausedBatch | undefined;
   #active: AbortController | undefined;
+  readonly #snapshotSecret: SnapshotSecret | undefined;
 
   constructor(options: AgentOptions) {
     checkOptions(options);
-    const state = options.snapshot !== undefined ? readSnapshot(options.snapshot) : undefined;
+    this.#snapshotSecret = options.snapshotSecret;
+    const state = options.snapshot !== undefined ? readSnapshot(options.snapshot, options.snapshotSecret, pendingCheckOf(options.executor)) : undefined;
     this.#model = options.model;
     this.#executor = options.executor;
     this.#systemPrompt = options.systemPrompt;
@@ -189,12 +198,13 @@ export class Agent {
    */
   snapshot(): AgentSnapshot {
     if (this.#active) throw new Error(AgentErrors.snapshotWhileRunning());
-    return takeSnapshot({
+    const state = {
       messages: this.#transcript,
       steering: this.#steering.toArray(),
       followUps: this.#followUps.toArray(),
       ...(this.#paused ? { approval: this.#paused } : {}),
-    });
+    };
+    return takeSnapshot(state, this.#snapshotSecret);
   }
 
   /** One run; when it pauses for approval, remembers the batch with the decisions made so far. */
@@ -238,6 +248,12 @@ export class Agent {
   }
 }
 
+/** The executor's check of a snapshot's pending calls against its tools, where it has one (toolpool's does). */
+function pendingCheckOf(executor: AgentExecutor): PendingCallCheck | undefined {
+  const check = (executor as Partial<PendingCheckable>)[CHECK_PENDING];
+  return typeof check === 'function' ? check.bind(executor) : undefined;
+}
+
 function checkOptions(options: AgentOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError(AgentErrors.badOption('(options)', 'must be an object { model, executor }'));
   if (typeof options.model?.stream !== 'function') throw new TypeError(AgentErrors.badOption('model', 'must be a Model with a stream(request) method'));
@@ -251,6 +267,10 @@ function checkOptions(options: AgentOptions): void {
     throw new TypeError(AgentErrors.badOption('systemPrompt', 'must be a string'));
   }
   if (options.messages !== undefined && !Array.isArray(options.messages)) throw new TypeError(AgentErrors.badOption('messages', 'must be an array of messages'));
+  const secret = options.snapshotSecret;
+  if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length > 0)) {
+    throw new TypeError(AgentErrors.badOption('snapshotSecret', 'must be a non-empty string or byte array'));
+  }
   if (options.messages !== undefined && options.snapshot !== undefined) {
     throw new TypeError(AgentErrors.badOption('snapshot', 'cannot be given together with messages (the snapshot holds the transcript)'));
   }

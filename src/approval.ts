@@ -1,7 +1,21 @@
 import { isPlainObject, parseArguments } from './arguments.ts';
-import { ToolErrors, errorMessage } from './errors.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { AgentErrors, ToolErrors, errorMessage } from './errors.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ToolCall } from './tool.ts';
+
+/**
+ * How an Agent asks its executor whether a snapshot's pending (or already
+ * approved) call matches its tool call in the transcript: the tool exists
+ * and can need approval, and the stored arguments are that call's. Not part
+ * of the public Executor type; an executor without it gets only the
+ * snapshot's own checks.
+ */
+export const CHECK_PENDING: unique symbol = Symbol('toolpool.checkPendingCall');
+
+export interface PendingCheckable {
+  [CHECK_PENDING](call: ToolCall, entry: PendingApproval, decision: 'pending' | 'approved'): string | undefined;
+}
 
 /** A call that waits for a person: what `agent_end { reason: 'approval' }` lists. */
 export interface PendingApproval {
@@ -13,8 +27,14 @@ export interface PendingApproval {
 
 /** What a person decided, and what happens to calls nobody decided on. */
 export interface ApprovalOptions {
-  /** Calls (by tool-call id) a person approved: they run without asking `needsApproval`. */
-  approved?: readonly string[];
+  /**
+   * Calls a person approved: they run without asking `needsApproval`. Give
+   * the pending call itself (`batch.pending` or `agent_end.pending`, with
+   * its `args`) and it runs with exactly the arguments the person was shown
+   * (validated again, `prepareArguments` not run again); a bare tool-call id
+   * runs the call as the model sent it.
+   */
+  approved?: readonly (string | PendingApproval)[];
   /** Calls a person rejected, with the reason: each gets an error result carrying it. */
   rejected?: Readonly<Record<string, string>>;
   /**
@@ -27,10 +47,16 @@ export interface ApprovalOptions {
   undecided?: 'refuse' | 'pause' | { refuse: string };
 }
 
-/** The gate's answer for a batch: calls to wait for, or error texts for calls that must not run. */
+/**
+ * The gate's answer for a batch: calls to wait for, error texts for calls
+ * that must not run, and the arguments it settled for calls that may run
+ * (prepared and validated once: a call runs with the arguments its approval
+ * was decided on, never with a second `prepareArguments`'s).
+ */
 export interface ApprovalCheck {
   pending: PendingApproval[];
   refusals: Map<string, string>;
+  settled: Map<string, Record<string, unknown>>;
 }
 
 /** Whether any call of the batch is for a tool with `needsApproval`; synchronous, so other batches pay no promise for the gate. */
@@ -49,7 +75,7 @@ export async function checkApprovals(
   calls: readonly ToolCall[],
   options: ApprovalOptions = {},
 ): Promise<ApprovalCheck> {
-  const check: ApprovalCheck = { pending: [], refusals: new Map() };
+  const check: ApprovalCheck = { pending: [], refusals: new Map(), settled: new Map() };
   for (const call of calls) {
     const tool = tools.get(call.name);
     if (isGated(tool)) await checkCall(tool, call, options, check);
@@ -64,17 +90,33 @@ function isGated(tool: RegisteredTool | undefined): tool is RegisteredTool {
 }
 
 async function checkCall(tool: RegisteredTool, call: ToolCall, options: ApprovalOptions, check: ApprovalCheck): Promise<void> {
-  if (options.approved?.includes(call.id)) return;
+  const approval = approvalOf(options, call.id);
+  if (typeof approval === 'object') return settleApproved(tool, call, approval, check);
+  if (approval !== undefined) return;
   const rejected = options.rejected && Object.hasOwn(options.rejected, call.id) ? options.rejected[call.id] : undefined;
   if (rejected !== undefined) return void check.refusals.set(call.id, ToolErrors.rejected(call.name, rejected));
   const args = await validArguments(tool, call);
   if (!args) return;
   const answer = await askTool(tool, args);
   if (typeof answer === 'string') return void check.refusals.set(call.id, answer);
-  if (!answer) return;
+  if (!answer) return void check.settled.set(call.id, args);
   const undecided = options.undecided ?? 'refuse';
   if (undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
   else check.refusals.set(call.id, undecided === 'refuse' ? ToolErrors.notApproved(call.name) : ToolErrors.notApprovedBecause(call.name, undecided.refuse));
+}
+
+/** The approval given for a call: the pending call a person saw, its bare id, or nothing. */
+function approvalOf(options: ApprovalOptions, id: string): PendingApproval | string | undefined {
+  return options.approved?.find((entry) => (typeof entry === 'string' ? entry : entry.toolCallId) === id);
+}
+
+/** An approved pending call runs with the arguments the person saw, checked again: the tool, and the schema. */
+function settleApproved(tool: RegisteredTool, call: ToolCall, approval: PendingApproval, check: ApprovalCheck): void {
+  if (approval.toolName !== call.name) return void check.refusals.set(call.id, ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
+  if (!isPlainObject(approval.args)) return void check.refusals.set(call.id, ToolErrors.approvedWithoutArguments(call.name));
+  const validation = tool.validate(structuredClone(approval.args), approval.args);
+  if (!validation.ok) return void check.refusals.set(call.id, validation.message);
+  check.settled.set(call.id, validation.args);
 }
 
 /** true or false, or the error text when the tool's `needsApproval` failed. */
@@ -105,4 +147,23 @@ async function validArguments(tool: RegisteredTool, call: ToolCall): Promise<Rec
   }
   const validation = tool.validate(raw as Record<string, unknown>, call.arguments);
   return validation.ok ? validation.args : undefined;
+}
+
+/**
+ * Whether a stored pending call is the transcript's `call`: its tool can
+ * need approval, and its arguments are what that call's arguments validate
+ * to (for a tool with prepareArguments, whose output cannot be recomputed
+ * without running tool code again, that they fit the schema: only a
+ * snapshotSecret proves where they came from).
+ */
+export function pendingCallProblem(tool: RegisteredTool | undefined, call: ToolCall, entry: PendingApproval): string | undefined {
+  if (!tool) return AgentErrors.pendingToolUnknown(entry.toolName);
+  if (!isGated(tool)) return AgentErrors.pendingNotGated(entry.toolName);
+  const stored = tool.validate(structuredClone(entry.args), entry.args);
+  if (!stored.ok) return AgentErrors.pendingArgumentsInvalid(stored.message);
+  if (tool.info.hasPrepare) return undefined;
+  const parsed = parseArguments(call.arguments);
+  if (!parsed.ok || !isPlainObject(parsed.value)) return AgentErrors.pendingArgumentsMismatch();
+  const fromCall = tool.validate(structuredClone(parsed.value), call.arguments);
+  return fromCall.ok && canonicalJson(fromCall.args) === canonicalJson(stored.args) ? undefined : AgentErrors.pendingArgumentsMismatch();
 }

@@ -72,6 +72,8 @@ export class BatchRun {
   #stopReason: string | undefined;
   /** Error texts for calls the approval gate refused, by call id. */
   #refusals: ApprovalCheck['refusals'] | undefined;
+  /** Arguments the approval gate prepared and validated for calls that may run: they run with these, not with a second prepareArguments. */
+  #settled: ApprovalCheck['settled'] | undefined;
   /** Calls whose id an earlier call of this batch already has: results are keyed by id, so these do not run. */
   readonly #duplicates: ReadonlySet<ToolCall>;
 
@@ -90,6 +92,7 @@ export class BatchRun {
       const approvals = await checkApprovals(this.env.tools, unique, this.options.approvals);
       if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
       this.#refusals = approvals.refusals;
+      this.#settled = approvals.settled;
     }
     // A batch of one is the same run either way; the sequential path is the shorter one.
     const results = this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
@@ -183,6 +186,8 @@ export class BatchRun {
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
     if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
+    const settled = this.#settled?.get(call.id);
+    if (settled) return this.#allow(state, tool, settled);
     if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);
     return this.#validate(state, tool, parsed.value);
   }
@@ -201,12 +206,17 @@ export class BatchRun {
   #validate(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
     const validation = tool.validate(args, state.call.arguments);
     if (!validation.ok) return validation.message;
+    return this.#allow(state, tool, validation.args);
+  }
+
+  /** Validated arguments: what the approval gate refused stays refused, then beforeToolCall decides. */
+  #allow(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
     const refusal = this.#refusals?.get(state.call.id);
     if (refusal !== undefined) return refusal;
     state.tool = tool;
     const hook = this.env.beforeToolCall;
-    if (hook) return this.#askBeforeHook(state, validation.args, hook);
-    state.args = validation.args;
+    if (hook) return this.#askBeforeHook(state, args, hook);
+    state.args = args;
     return undefined;
   }
 

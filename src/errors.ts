@@ -31,6 +31,9 @@ export const ToolErrors = {
   notApproved: (name: string) =>
     `Not run: "${name}" needs a person's approval, and this call has none (pass approvals to executeBatch, or run it through an Agent).`,
   notApprovedBecause: (name: string, why: string) => `Not run: "${name}" needs a person's approval, and ${boundText(why, 1000)}`,
+  approvedForAnotherTool: (name: string, approvedFor: string) =>
+    `Not run: the approval given for this call was for tool "${boundText(approvedFor, 200)}", but the call is for "${boundText(name, 200)}".`,
+  approvedWithoutArguments: (name: string) => `Not run: the approval given for this call of "${boundText(name, 200)}" carries no arguments object.`,
   needsApprovalFailed: (name: string, message: string) => `needsApproval of tool "${name}" failed: ${message}`,
   beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
   afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
@@ -160,6 +163,16 @@ export const AgentErrors = {
   approvedAndRejected: (id: string) => `Agent.resume: tool call "${id}" is both approved and rejected; decide once.`,
   badDecisions: (problem: string) => `Agent.resume: ${problem}`,
   snapshotWhileRunning: () => 'Agent.snapshot: a run is in progress; take the snapshot once prompt() or resume() has resolved.',
+  pendingCallMismatch: (id: string, problem: string) => `approval of tool call ${JSON.stringify(boundText(id, 100))} does not match the transcript: ${problem}`,
+  pendingToolMismatch: (named: string, called: string) => `it is for tool "${boundText(named, 200)}", but the call is for "${boundText(called, 200)}"`,
+  pendingArgumentsMismatch: () => 'its arguments are not those of its tool call',
+  pendingArgumentsInvalid: (message: string) => `its arguments do not fit the tool's schema (${boundText(message, 500)})`,
+  pendingToolUnknown: (name: string) => `there is no tool "${boundText(name, 200)}"`,
+  pendingNotGated: (name: string) => `tool "${boundText(name, 200)}" needs no approval, so no call of it was ever pending`,
+  snapshotUnsigned: () =>
+    'new Agent: option snapshot carries no integrity check, and this agent has a snapshotSecret: take the snapshot from an agent with the same snapshotSecret.',
+  snapshotTampered: () =>
+    'new Agent: option snapshot failed its integrity check: it was changed after it was taken, or taken by an agent with another snapshotSecret. Nothing of it was used.',
   badSnapshot: (problem: string) => `new Agent: option snapshot is not an agent snapshot: ${problem}`,
   snapshotVersion: (found: unknown, supported: number) =>
     `new Agent: option snapshot has version ${JSON.stringify(found)}, and this toolpool reads version ${supported} only. ` +

@@ -1,4 +1,4 @@
-import { checkApprovals, type PendingApproval } from './approval.ts';
+import { CHECK_PENDING, checkApprovals, pendingCallProblem, type PendingApproval, type PendingCheckable } from './approval.ts';
 import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
 import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
@@ -135,7 +135,7 @@ function workerCounts(workers: WorkerOptions | undefined) {
   return counts;
 }
 
-class ToolExecutor implements Executor {
+class ToolExecutor implements Executor, PendingCheckable {
   readonly definitions: ToolSchema[];
   readonly labels: ReadonlyMap<string, string>;
   readonly metadata: ReadonlyMap<string, ToolMetadata>;
@@ -183,6 +183,11 @@ class ToolExecutor implements Executor {
   async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
     if (this.#closed) throw new Error(ConfigErrors.closed());
     return (await checkApprovals(this.tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
+  }
+
+  /** For `new Agent({ snapshot })`: does a stored pending call match its tool call in the transcript? */
+  [CHECK_PENDING](call: ToolCall, entry: PendingApproval): string | undefined {
+    return pendingCallProblem(this.tools.get(entry.toolName), call, entry);
   }
 
   async close(): Promise<void> {

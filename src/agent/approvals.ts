@@ -9,11 +9,13 @@ export interface ApprovalDecisions {
 
 /**
  * A batch waiting for a person: the calls still undecided, and the
- * decisions given so far (a resume may decide only some of them).
+ * decisions given so far (a resume may decide only some of them). An
+ * approved call keeps the arguments the person was shown: it runs with
+ * exactly those.
  */
 export interface PausedBatch {
   pending: PendingApproval[];
-  approved: string[];
+  approved: PendingApproval[];
   rejected: Record<string, string>;
 }
 
@@ -37,7 +39,7 @@ export function decide(paused: PausedBatch, decisions: ApprovalDecisions): Pause
   const decided = new Set([...approved, ...Object.keys(rejected)]);
   return {
     pending: paused.pending.filter((call) => !decided.has(call.toolCallId)),
-    approved: [...paused.approved, ...approved],
+    approved: [...paused.approved, ...paused.pending.filter((call) => approved.includes(call.toolCallId))],
     rejected: { ...paused.rejected, ...rejected },
   };
 }

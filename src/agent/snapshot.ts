@@ -1,10 +1,15 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { PendingApproval } from '../approval.ts';
 import { AgentErrors } from '../errors.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { toolCallsOf, type Message, type UserMessage } from '../messages.ts';
+import type { ToolCall } from '../tool.ts';
 import type { PausedBatch } from './approvals.ts';
 
 /** Which snapshots this version of toolpool reads. Bump it when the shape changes. */
 export const SNAPSHOT_FORMAT = 'toolpool.agent';
-export const SNAPSHOT_VERSION = 1;
+/** 2: approved calls keep their arguments (they run with exactly those), and a snapshot may carry an integrity check. */
+export const SNAPSHOT_VERSION = 2;
 
 /**
  * An agent's state as plain JSON: store it anywhere and give it to
@@ -20,33 +25,50 @@ export interface AgentSnapshot {
   followUps: UserMessage[];
   /** The batch that waits for a person: its undecided calls and the decisions given so far. */
   approval?: PausedBatch;
+  /** With `snapshotSecret`: an HMAC-SHA256 of everything else, keyed by the secret (`hmac-sha256:<hex>`). */
+  integrity?: string;
 }
 
-export type AgentState = Omit<AgentSnapshot, 'format' | 'version'>;
+export type AgentState = Omit<AgentSnapshot, 'format' | 'version' | 'integrity'>;
+
+/** A secret for snapshot integrity: text or bytes. */
+export type SnapshotSecret = string | Uint8Array;
+
+/**
+ * Checks a pending (or approved) call of a snapshot against its tool call
+ * in the transcript: returns what does not match, or nothing. Given by the
+ * executor, which knows the tools (see CHECK_PENDING).
+ */
+export type PendingCallCheck = (call: ToolCall, entry: PendingApproval, decision: 'pending' | 'approved') => string | undefined;
 
 /** A deep copy through JSON: what comes out is detached from the agent and certain to serialize. */
-export function takeSnapshot(state: AgentState): AgentSnapshot {
+export function takeSnapshot(state: AgentState, secret?: SnapshotSecret): AgentSnapshot {
   const snapshot: AgentSnapshot = { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, ...state };
   if (!state.approval) delete snapshot.approval;
-  return JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
+  const copy = JSON.parse(JSON.stringify(snapshot)) as AgentSnapshot;
+  if (secret !== undefined) copy.integrity = integrityOf(copy, secret);
+  return copy;
 }
 
 /**
  * Reads a snapshot back. The format and version are checked first, so a
- * snapshot from another version is refused instead of misread; then the
- * shape, so a paused batch points at real, unanswered tool calls.
+ * snapshot from another version is refused instead of misread; with a
+ * secret, the integrity check next (nothing of a snapshot that fails it is
+ * read); then the shape, so a paused batch points at real, unanswered tool
+ * calls of its own transcript, with those calls' tools and arguments.
  */
-export function readSnapshot(value: unknown): AgentState {
+export function readSnapshot(value: unknown, secret?: SnapshotSecret, checkCall?: PendingCallCheck): AgentState {
   if (typeof value !== 'object' || value === null) throw new TypeError(AgentErrors.badSnapshot('it is not an object'));
   const snapshot = value as Partial<Record<keyof AgentSnapshot, unknown>>;
   if (snapshot.format !== SNAPSHOT_FORMAT) throw new TypeError(AgentErrors.badSnapshot(`its format is ${JSON.stringify(snapshot.format)}, not "${SNAPSHOT_FORMAT}"`));
   if (snapshot.version !== SNAPSHOT_VERSION) throw new TypeError(AgentErrors.snapshotVersion(snapshot.version, SNAPSHOT_VERSION));
+  if (secret !== undefined) checkIntegrity(snapshot as AgentSnapshot, secret);
   const messages = checkMessages(snapshot.messages, 'messages');
   const steering = checkMessages(snapshot.steering, 'steering') as UserMessage[];
   const followUps = checkMessages(snapshot.followUps, 'followUps') as UserMessage[];
   if (steering.concat(followUps).some((message) => message.role !== 'user')) throw new TypeError(AgentErrors.badSnapshot('steering and followUps must hold user messages'));
   const state: AgentState = { messages, steering, followUps };
-  if (snapshot.approval !== undefined) state.approval = checkApproval(snapshot.approval, messages);
+  if (snapshot.approval !== undefined) state.approval = checkApproval(snapshot.approval, messages, checkCall);
   return state;
 }
 
@@ -59,16 +81,43 @@ function checkMessages(value: unknown, field: string): Message[] {
   return value as Message[];
 }
 
-function checkApproval(value: unknown, messages: Message[]): PausedBatch {
+function checkApproval(value: unknown, messages: Message[], checkCall: PendingCallCheck | undefined): PausedBatch {
   const paused = value as Partial<PausedBatch> | null;
   if (typeof paused !== 'object' || paused === null || !Array.isArray(paused.pending) || !Array.isArray(paused.approved) || typeof paused.rejected !== 'object' || paused.rejected === null) {
     throw new TypeError(AgentErrors.badSnapshot('approval must be { pending, approved, rejected }'));
   }
   const last = messages.at(-1);
-  const callIds = new Set(last?.role === 'assistant' ? toolCallsOf(last).map((call) => call.id) : []);
-  const ids = [...paused.pending.map((call) => call?.toolCallId), ...paused.approved, ...Object.keys(paused.rejected)];
-  if (paused.pending.length === 0 || ids.some((id) => !callIds.has(id as string))) {
+  const calls = new Map((last?.role === 'assistant' ? toolCallsOf(last) : []).map((call) => [call.id, call]));
+  const entries = [...paused.pending.map((entry) => ['pending', entry] as const), ...paused.approved.map((entry) => ['approved', entry] as const)];
+  const ids = [...entries.map(([, entry]) => (entry as PendingApproval | null)?.toolCallId), ...Object.keys(paused.rejected)];
+  if (paused.pending.length === 0 || ids.some((id) => typeof id !== 'string' || !calls.has(id))) {
     throw new TypeError(AgentErrors.badSnapshot('approval names calls that are not the tool calls of the last assistant message'));
   }
+  if (new Set(ids).size !== ids.length) throw new TypeError(AgentErrors.badSnapshot('approval names a call twice (pending, approved and rejected are disjoint)'));
+  for (const [decision, entry] of entries) {
+    const call = calls.get(entry.toolCallId)!;
+    const problem = entryProblem(entry) ?? (entry.toolName !== call.name ? AgentErrors.pendingToolMismatch(entry.toolName, call.name) : checkCall?.(call, entry, decision));
+    if (problem !== undefined) throw new TypeError(AgentErrors.badSnapshot(AgentErrors.pendingCallMismatch(entry.toolCallId, problem)));
+  }
   return paused as PausedBatch;
+}
+
+function entryProblem(entry: PendingApproval): string | undefined {
+  if (typeof entry.toolName !== 'string') return 'it has no tool name';
+  if (typeof entry.args !== 'object' || entry.args === null || Array.isArray(entry.args)) return 'it has no arguments object';
+  return undefined;
+}
+
+function checkIntegrity(snapshot: AgentSnapshot, secret: SnapshotSecret): void {
+  const given = snapshot.integrity;
+  if (typeof given !== 'string') throw new TypeError(AgentErrors.snapshotUnsigned());
+  const expected = integrityOf(snapshot, secret);
+  const matches = given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+  if (!matches) throw new TypeError(AgentErrors.snapshotTampered());
+}
+
+/** The HMAC of everything but the check itself, over a canonical JSON (keys sorted), so a store that reorders keys still verifies. */
+function integrityOf(snapshot: AgentSnapshot, secret: SnapshotSecret): string {
+  const { integrity: _ignored, ...signed } = snapshot;
+  return `hmac-sha256:${createHmac('sha256', secret).update(canonicalJson(signed)).digest('hex')}`;
 }

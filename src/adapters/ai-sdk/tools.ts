@@ -55,15 +55,16 @@ function toAiSdkTool(executor: AiSdkExecutor, definition: ToolSchema, approved: 
  * the call. A call that would fail anyway is not put before a person.
  */
 async function askApproval(executor: AiSdkExecutor, approved: ApprovedCalls, call: ToolCall): Promise<boolean> {
-  const pending = await executor.needsApproval([call]);
-  if (pending.length === 0) return false;
-  approved.asked(call.id);
+  const [pending] = await executor.needsApproval([call]);
+  if (!pending) return false;
+  approved.asked(pending);
   return true;
 }
 
 /** A call the SDK asked about runs approved; any other call of a gated tool is refused if it turns out to need approval. */
 function approvalsFor(approved: ApprovedCalls, toolCallId: string): ApprovalOptions {
-  return approved.take(toolCallId) ? { approved: [toolCallId] } : { undecided: { refuse: AdapterErrors.aiSdkNotAsked() } };
+  const call = approved.take(toolCallId);
+  return call ? { approved: [call] } : { undecided: { refuse: AdapterErrors.aiSdkNotAsked() } };
 }
 
 /** Yields each update as a preliminary result, then the result (the last value yielded is the SDK's final output). */

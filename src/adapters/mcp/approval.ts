@@ -49,7 +49,8 @@ export async function askPerson(server: Server, call: PendingApproval, options: 
   } catch (error) {
     return { undecided: { refuse: AdapterErrors.elicitationFailed(client, errorMessage(error)) } };
   }
-  if (action === 'accept') return { approved: [call.toolCallId] };
+  // The call itself, with the arguments the person was shown: it runs with exactly those.
+  if (action === 'accept') return { approved: [call] };
   return { rejected: { [call.toolCallId]: AdapterErrors.declinedInClient(client, action === 'cancel') } };
 }
 
