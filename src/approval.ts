@@ -113,8 +113,9 @@ function approvalOf(options: ApprovalOptions, id: string): PendingApproval | str
 /** An approved pending call runs with the arguments the person saw, checked again: the tool, and the schema. */
 function settleApproved(tool: RegisteredTool, call: ToolCall, approval: PendingApproval, check: ApprovalCheck): void {
   if (approval.toolName !== call.name) return void check.refusals.set(call.id, ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
-  if (!isPlainObject(approval.args)) return void check.refusals.set(call.id, ToolErrors.approvedWithoutArguments(call.name));
-  const validation = tool.validate(structuredClone(approval.args), approval.args);
+  const copy = parseArguments(approval.args);
+  if (!copy.ok || !isPlainObject(copy.value)) return void check.refusals.set(call.id, ToolErrors.approvedWithoutArguments(call.name));
+  const validation = tool.validate(copy.value, approval.args);
   if (!validation.ok) return void check.refusals.set(call.id, validation.message);
   check.settled.set(call.id, validation.args);
 }
@@ -159,11 +160,13 @@ async function validArguments(tool: RegisteredTool, call: ToolCall): Promise<Rec
 export function pendingCallProblem(tool: RegisteredTool | undefined, call: ToolCall, entry: PendingApproval): string | undefined {
   if (!tool) return AgentErrors.pendingToolUnknown(entry.toolName);
   if (!isGated(tool)) return AgentErrors.pendingNotGated(entry.toolName);
-  const stored = tool.validate(structuredClone(entry.args), entry.args);
+  const copy = parseArguments(entry.args);
+  if (!copy.ok || !isPlainObject(copy.value)) return AgentErrors.pendingArgumentsInvalid(copy.ok ? 'not an object' : copy.reason);
+  const stored = tool.validate(copy.value, entry.args);
   if (!stored.ok) return AgentErrors.pendingArgumentsInvalid(stored.message);
   if (tool.info.hasPrepare) return undefined;
   const parsed = parseArguments(call.arguments);
   if (!parsed.ok || !isPlainObject(parsed.value)) return AgentErrors.pendingArgumentsMismatch();
-  const fromCall = tool.validate(structuredClone(parsed.value), call.arguments);
+  const fromCall = tool.validate(parsed.value, call.arguments);
   return fromCall.ok && canonicalJson(fromCall.args) === canonicalJson(stored.args) ? undefined : AgentErrors.pendingArgumentsMismatch();
 }

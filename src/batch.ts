@@ -1,5 +1,5 @@
 import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
-import { isPlainObject, parseArguments, type Parsed } from './arguments.ts';
+import { MAX_ARGUMENT_DEPTH, isPlainObject, parseArguments, type Parsed } from './arguments.ts';
 import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
 import type { Listener, OrderedEmitter, ToolEndEvent, ToolEvent } from './events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from './hooks.ts';
@@ -184,6 +184,7 @@ export class BatchRun {
     if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
     const tool = this.env.tools.get(call.name);
     if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
+    if (!parsed.ok && parsed.tooDeep) return ToolErrors.argumentsTooDeep(call.name, MAX_ARGUMENT_DEPTH);
     if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
     const settled = this.#settled?.get(call.id);

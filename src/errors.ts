@@ -10,6 +10,8 @@ export const ToolErrors = {
   malformedJson: (name: string, reason: string, raw: string) =>
     `The arguments for tool "${boundText(name, 200)}" are not valid JSON (${reason}). Received: ${truncate(raw, 500)}. ` +
     'Call the tool again with a JSON object as arguments.',
+  argumentsTooDeep: (name: string, limit: number) =>
+    `The arguments for tool "${boundText(name, 200)}" nest deeper than ${limit} levels, more than a tool call may carry; call the tool again with flatter arguments.`,
   argumentsNotObject: (name: string, raw: unknown) =>
     `The arguments for tool "${boundText(name, 200)}" must be a JSON object. Received: ${preview(raw)}.`,
   validationFailed: (name: string, problems: string[], received: unknown, total = problems.length) =>
@@ -193,6 +195,9 @@ export function stopMessage(reason: 'timeout' | 'aborted', how: StopHow | 'befor
 export const ConfigErrors = {
   moduleNotFound: (module: string) =>
     `Tool module ${module} could not be found. Check the path or URL passed in createExecutor({ tools }).`,
+  moduleExitedAtImport: (module: string, code: number) =>
+    `Tool module ${module} failed to load: its worker ended with exit code ${code} while the module was being imported ` +
+    '(a process.exit() at its top level, or something it imports). A tool module must only define its tool when imported.',
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,

@@ -128,7 +128,15 @@ export class WorkerPool implements ChannelOwner, CallControls {
   async describe(ref: ModuleTask): Promise<ToolInfo> {
     const timeoutMs = this.options.loadTimeoutMs;
     const task: WorkerTask = { op: 'describe', ...ref };
-    const reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+    let reply: DescribeReply;
+    try {
+      reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+    } catch (error) {
+      // piscina's own words for a worker that ended while the module loaded name neither the module nor the cause.
+      const code = /worker exited with code: (-?\d+)/.exec(errorMessage(error))?.[1];
+      if (code !== undefined) throw new Error(ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
+      throw error;
+    }
     if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
     if (!reply.ok) throw new Error(reply.error);
     this.#remember(ref);
