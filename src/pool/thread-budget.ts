@@ -2,18 +2,17 @@
  * One cap on the worker threads that run tool code at once, shared by the
  * pools of every trust domain of an executor: each module has its own pool
  * (no thread ever runs two modules' code), and without a shared cap ten
- * modules would mean ten times the threads.
+ * modules would mean ten times the CPU.
  *
- * A token is held for each lease (a worker running calls) and each task
- * that reads a module (describe, prepare, needsApproval). Tokens are handed
- * to waiters first come, first served; while anyone waits, pools give back
- * the leases of their idle workers at once instead of after their linger.
+ * A token is held by each worker while it runs calls (from the first call
+ * sent to it until it has none) and by each task that reads a module
+ * (describe, prepare, needsApproval). An idle worker holds none, so a
+ * pool keeps its workers between calls and a token changes hands without
+ * a trip through piscina. Tokens go to waiters first come, first served.
  */
 export class ThreadBudget {
   #used = 0;
   readonly #waiters: Array<() => void> = [];
-  /** Pools that can give back idle leases when someone waits. */
-  readonly #yielders = new Set<() => void>();
 
   constructor(readonly max: number) {}
 
@@ -31,7 +30,6 @@ export class ThreadBudget {
    */
   wait(onToken: () => void): () => void {
     this.#waiters.push(onToken);
-    for (const yieldIdle of this.#yielders) yieldIdle();
     return () => {
       const index = this.#waiters.indexOf(onToken);
       if (index >= 0) this.#waiters.splice(index, 1);
@@ -65,9 +63,4 @@ export class ThreadBudget {
     return this.#waiters.length > 0;
   }
 
-  /** Registers a pool's "give back idle leases now"; returns the unregister function. */
-  onContention(yieldIdle: () => void): () => void {
-    this.#yielders.add(yieldIdle);
-    return () => this.#yielders.delete(yieldIdle);
-  }
 }

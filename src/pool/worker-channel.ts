@@ -56,6 +56,8 @@ export class WorkerChannel {
   readonly #ahead: PoolCall[] = [];
   /** The lease this worker holds (it runs calls only while it has one). */
   lease: number | undefined;
+  /** It runs calls, and holds one of the thread tokens all trust domains share for that (see ThreadBudget). */
+  holdsToken = false;
   /** When this worker last had no call. */
   idleSince = Date.now();
   retired: string | undefined;

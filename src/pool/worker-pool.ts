@@ -14,6 +14,7 @@ import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
 import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
 import { randomRunId } from './run-ids.ts';
 import { StartCounter } from './start-counter.ts';
+import { watchWorkerBirths } from './worker-births.ts';
 import { ThreadBudget } from './thread-budget.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
@@ -85,17 +86,16 @@ export class WorkerPool implements ChannelOwner, CallControls {
   untracked = 0;
   #closing = false;
   readonly #budget: ThreadBudget;
-  /** Leaves the budget's queue, while this pool waits there for a token to lease another worker. */
+  /** Leaves the budget's queue, while this pool waits there for a token to start a worker on a call. */
   #leaveBudgetQueue: (() => void) | undefined;
-  readonly #stopYielding: () => void;
-  readonly #onWorker = (worker: Worker) => this.#adopt(worker);
+  /** A token the budget handed this pool while it waited, not used yet. */
+  #spareToken = false;
+  #stopWatchingBirths: (() => void) | undefined;
 
   private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
     this.hostFunctions = new HostFunctionTable(options.hostFunctions);
     this.loadTimeoutMs = options.loadTimeoutMs;
     this.#budget = options.budget ?? new ThreadBudget(options.maxWorkers);
-    // Another pool waits for a thread: idle leases go back at once rather than after their linger.
-    this.#stopYielding = this.#budget.onContention(() => this.releaseIdle(Date.now()));
     guardNodeWorkerMessages();
     this.#piscina = new Piscina({
       filename: workerFile,
@@ -116,7 +116,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // 'worker' is emitted on the next tick after a Worker is created, before it can post anything, so
     // listening only now still sees the workers piscina just started. Not before: when piscina's
     // constructor throws (Node 24+ refuses permission flags in execArgv), no listener must be left behind.
-    process.on('worker', this.#onWorker);
+    this.#stopWatchingBirths = watchWorkerBirths((worker) => this.#adopt(worker));
     guardPiscinaReplies(this.#piscina);
     this.#watch = new WorkerWatch(this);
   }
@@ -178,10 +178,15 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   async close(): Promise<void> {
     this.#closing = true;
-    this.#stopYielding();
     this.#leaveBudgetQueue?.();
     this.#leaveBudgetQueue = undefined;
-    process.off('worker', this.#onWorker);
+    this.#giveBackSpareToken();
+    // The budget outlives this pool (a trust domain stopped when idle): what its workers hold goes back.
+    for (const channel of this.#channels.values()) {
+      if (channel.holdsToken) this.#budget.give();
+      channel.holdsToken = false;
+    }
+    this.#stopWatchingBirths?.();
     this.#watch.stop();
     for (const call of this.#waiting) call.fail(ToolErrors.poolClosed());
     for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed());
@@ -203,17 +208,53 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   #dispatch(): void {
     if (this.#closing) return;
+    this.#giveBackIdleTokens();
     // Sending ahead only once the pool has all its workers: until then a new worker may take the call sooner.
-    // Nor while a describe or prepare waits in piscina: the workers must drain so that one gives its lease back for it.
+    // Nor while a describe or prepare waits in piscina (the workers must drain so that one gives its lease back for it), nor
+    // while another pool waits for a thread token (a worker that finishes must give its token back, not go on with the next call).
     const ahead = this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting && !this.#budget.contended ? SEND_AHEAD : 0;
     while (!this.#waiting.isEmpty) {
       const channel = this.#leastLoaded(ahead);
       const call = channel && this.#nextFor(channel, ahead);
       if (!call) break;
+      // A worker that runs nothing yet starts running tool code: it needs one of the tokens every pool shares.
+      if (!channel.holdsToken && !this.#takeToken()) {
+        this.#waiting.pushFront(call);
+        this.#queueForToken();
+        break;
+      }
+      channel.holdsToken = true;
       channel.send(call, this.hostFunctions.names);
     }
     if (!this.#waiting.isEmpty) this.#leaseMore();
+    this.#giveBackSpareToken();
     this.#watch.wake();
+  }
+
+  /** A token handed to this pool while it waited, used by the next dispatch, or one of the budget's. */
+  #takeToken(): boolean {
+    if (this.#spareToken) {
+      this.#spareToken = false;
+      return true;
+    }
+    return this.#budget.take();
+  }
+
+  #giveBackSpareToken(): void {
+    if (!this.#spareToken) return;
+    this.#spareToken = false;
+    this.#budget.give();
+  }
+
+  /** Workers that run no call hold no token: it goes back to the budget (another pool may be waiting for it). */
+  #giveBackIdleTokens(): void {
+    for (const channel of this.#channels.values()) this.#giveBackToken(channel);
+  }
+
+  #giveBackToken(channel: WorkerChannel): void {
+    if (!channel.holdsToken || channel.calls.size > 0) return;
+    channel.holdsToken = false;
+    this.#budget.give();
   }
 
   /**
@@ -240,34 +281,26 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   /**
    * Asks piscina for as many more workers as the waiting calls would fill,
-   * up to the pool's size and as the shared thread budget allows; when the
-   * budget has no token free, this pool queues for one.
+   * up to the pool's size. A lease costs no token: an idle leased worker
+   * runs no tool code (the token is taken when a call is sent to it).
    */
   #leaseMore(): void {
-    for (let i = 0; i < this.#leasesWanted(); i++) {
-      if (!this.#budget.take()) return this.#queueForToken();
-      this.#requestLease();
-    }
-  }
-
-  #leasesWanted(): number {
     const room = this.options.maxWorkers - this.#leased.size - this.#pendingLeases.size;
     const wanted = this.#waiting.workersWanted() - this.#pendingLeases.size;
-    return Math.min(room, wanted);
+    for (let i = 0; i < Math.min(room, wanted); i++) this.#requestLease();
   }
 
+  /** Waits in the budget's line for a token; it arrives as this pool's spare and the next dispatch uses it. */
   #queueForToken(): void {
     if (this.#leaveBudgetQueue) return;
     this.#leaveBudgetQueue = this.#budget.wait(() => {
       this.#leaveBudgetQueue = undefined;
-      // The token is ours now: lease a worker with it, or give it back if the calls have gone meanwhile.
-      if (this.#closing || this.#leasesWanted() <= 0) return this.#budget.give();
-      this.#requestLease();
+      if (this.#closing) return this.#budget.give();
+      this.#spareToken = true;
       this.#dispatch();
     });
   }
 
-  /** Every lease holds one of the budget's tokens, from the request until it ends. */
   #requestLease(): void {
     let leaseId = randomRunId();
     while (this.#pendingLeases.has(leaseId) || this.#leased.has(leaseId)) leaseId = randomRunId();
@@ -278,7 +311,6 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   /** piscina's serve task returned (released, or its worker went away or was retiring): the lease is over. */
   #leaseEnded(leaseId: number): void {
-    this.#budget.give();
     this.#releasing.delete(leaseId);
     this.#pendingLeases.delete(leaseId);
     const channel = this.#leased.get(leaseId);
@@ -301,7 +333,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   /** Gives back the leases of workers with no call (all of them when piscina has tasks waiting; else those idle past the linger). */
   releaseIdle(now: number): void {
-    const urgent = this.#tasksWaiting || this.#budget.contended;
+    const urgent = this.#tasksWaiting;
     for (const channel of [...this.#leased.values()]) {
       if (channel.calls.size === 0 && (urgent || now - channel.idleSince >= LEASE_LINGER_MS)) this.#release(channel);
     }
@@ -348,9 +380,9 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   freed(channel: WorkerChannel): void {
-    // A describe or prepare waits in piscina, or another pool waits for a thread: it gets this worker (or its token) before
-    // more calls of this pool do, or calls streaming in would starve it. This pool queues for a token again behind it.
-    if (channel.calls.size === 0 && (this.#tasksWaiting || this.#budget.contended)) {
+    this.#giveBackToken(channel);
+    // A describe or prepare waits in piscina: it gets this worker before more calls do, or calls streaming in would starve it.
+    if (channel.calls.size === 0 && this.#tasksWaiting) {
       this.#release(channel);
       return this.#dispatch();
     }
@@ -361,6 +393,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   forget(channel: WorkerChannel): void {
+    // Retired or gone: its calls were taken off it, and so is its token.
+    if (channel.holdsToken) {
+      channel.holdsToken = false;
+      this.#budget.give();
+    }
     if (this.#channels.get(channel.worker) === channel) this.#channels.delete(channel.worker);
     if (channel.lease !== undefined) this.#leased.delete(channel.lease);
     channel.lease = undefined;
