@@ -37,3 +37,17 @@ export async function folderExample(): Promise<BatchResult> {
   // #endregion
   return batch;
 }
+
+/** Two modules the host trusts as one share workers; a third has a trust domain of its own. */
+export async function trustDomainExample(readFile: string, writeFile: string, thirdParty: string): Promise<Executor> {
+  // #region trust-domain
+  const executor = await createExecutor({
+    tools: [
+      { module: readFile, trustDomain: 'my-pack' }, // these two share workers
+      { module: writeFile, trustDomain: 'my-pack' },
+      thirdParty, // a domain of its own, as every module is by default
+    ],
+  });
+  // #endregion
+  return executor;
+}

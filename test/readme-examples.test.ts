@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { approvalExample } from '../src/agent.examples.ts';
-import { folderExample, toolLimitsExample } from '../src/executor.examples.ts';
+import { approvalExample, signedSnapshotExample } from '../src/agent.examples.ts';
+import { folderExample, toolLimitsExample, trustDomainExample } from '../src/executor.examples.ts';
 import { createExecutor, scriptedModel } from '../src/index.ts';
 import { schemaExamples } from '../src/tool.examples.ts';
 import { textOf } from '../src/messages.ts';
@@ -25,6 +25,38 @@ afterEach(() => {
 });
 
 describe('README examples', () => {
+  test('the snapshotSecret and trustDomain examples in the README are those in the examples files', () => {
+    expect(readme).toContain(region(examples, 'snapshot-secret'));
+    expect(readme).toContain(region(executorExamples, 'trust-domain'));
+  });
+
+  test('the snapshotSecret example: a signed snapshot is restored, a changed one refused', async () => {
+    const executor = await createExecutor({ tools: [] });
+    try {
+      const refused = signedSnapshotExample(scriptedModel([]), executor, new Map(), 'a host secret');
+      expect(refused).toMatch(/snapshot failed its integrity check/);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test('the trustDomain example: the two pack modules share a worker, the third does not', async () => {
+    const domain = (name: string) => new URL(`./fixtures/domains/${name}.ts`, import.meta.url).pathname;
+    const executor = await trustDomainExample(domain('module-a'), domain('module-b'), domain('module-c'));
+    try {
+      // One call after the other: a domain's pool then runs them on the one worker it keeps.
+      const threads: number[] = [];
+      for (const name of ['a', 'b', 'c']) {
+        const { results } = await executor.executeBatch([{ id: name, name: `domain_${name}`, arguments: {} }]);
+        threads.push((results[0]!.details as { threadId: number }).threadId);
+      }
+      expect(threads[0]).toBe(threads[1]);
+      expect(threads[2]).not.toBe(threads[0]);
+    } finally {
+      await executor.close();
+    }
+  });
+
   test('the approval example in the README is the one in src/agent.examples.ts', () => {
     expect(readme).toContain(region(examples, 'approval'));
   });
