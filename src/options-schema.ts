@@ -5,6 +5,7 @@ import { MIN_MEMORY_MB } from './limits.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { ToolInfo } from './tool-info.ts';
+import { FUNCTION_FIELD } from './tool-view.ts';
 import type { ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
@@ -22,6 +23,15 @@ import type { ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 /** A value that must be a function; JSON Schema has no such type, so a small `typeof` keyword checks it. */
 function FunctionOption(expected = 'a function'): TSchema {
   return Type.Unsafe({ typeof: 'function', expected });
+}
+
+/**
+ * A tool definition's function field, as the host sees it: the function
+ * itself, or the marker it became when the definition crossed from a worker
+ * as plain data (see tool-view.ts).
+ */
+function FunctionField(expected = 'a function'): TSchema {
+  return Type.Unsafe({ functionField: true, expected });
 }
 
 /** One of a few string values, as an `enum` (TypeBox literal unions would give one error per literal). */
@@ -126,13 +136,13 @@ const toolProperties = {
   parameters: Optional(Type.Unknown()),
   label: Optional(Type.String({ expected: 'a string' })),
   executionMode: Optional(ExecutionModeSchema),
-  prepareArguments: Optional(FunctionOption()),
+  prepareArguments: Optional(FunctionField()),
   execute: Optional(Type.Unknown()),
   limits: Optional(LimitsSchema),
   isolation: Optional(ISOLATION),
   // Calls of this tool that may run at once in one worker (I/O-bound tools).
   concurrency: Optional(CONCURRENCY),
-  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (args) => boolean' })),
+  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionField()], { expected: 'true, false or a function (args) => boolean' })),
   annotations: Optional(AnnotationsSchema),
   outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolDefinition> & Record<string, TSchema>;
@@ -179,6 +189,7 @@ async function optionsAjv(): Promise<AjvInstance> {
   const { Ajv } = await import('ajv');
   const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true });
   ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', validate: (type: string, data: unknown) => typeof data === type, errors: false });
+  ajv.addKeyword({ keyword: 'functionField', schemaType: 'boolean', validate: (_: boolean, data: unknown) => typeof data === 'function' || data === FUNCTION_FIELD, errors: false });
   ajv.addKeyword({ keyword: 'expected', schemaType: 'string' });
   return ajv;
 }

@@ -11,7 +11,8 @@ import type { ModuleEntry } from './options.ts';
 import type { ModuleTask } from './tier.ts';
 import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
-import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
+import { checkToolInfo, describeTool, describeView, type ToolInfo } from './tool-info.ts';
+import type { DefinitionView } from './tool-view.ts';
 import { strongerIsolation } from './isolation/strength.ts';
 import { withSandboxNetHint } from './sandbox-net-hint.ts';
 import { toolModulesIn } from './tool-folders.ts';
@@ -161,13 +162,14 @@ function reportSkipped(skipped: LoadedEntry[]): void {
 async function registerModule(ref: ModuleTask, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
-  let info: ToolInfo;
+  let view: DefinitionView;
   try {
-    info = await domain.describe(ref, context.isolation);
+    view = await domain.describe(ref, context.isolation);
   } catch (error) {
     throw await withSyntaxLocation(ref.source, error);
   }
-  info = await checkToolInfo(info, where);
+  // What the worker read is untrusted: every field is checked here.
+  const info = await checkToolInfo(await describeView(view, where), where);
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const isolation = strongerIsolation(context.isolation, info.isolation);

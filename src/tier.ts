@@ -1,5 +1,5 @@
 import type { RunJob, RunOutcome } from './runner.ts';
-import type { ToolInfo } from './tool-info.ts';
+import type { DefinitionView } from './tool-view.ts';
 import type { ResolvedLimits } from './limits.ts';
 
 /** A tool module as the host hands it to a tier: where its code is, and how to call its default export. */
@@ -23,7 +23,8 @@ export type PrepareLimits = Pick<ResolvedLimits, 'maxMemoryMb' | 'timeoutMs'>;
  * module the same way; they differ in what a hostile tool can break.
  */
 export interface ToolTier {
-  describe(ref: ModuleTask): Promise<ToolInfo>;
+  /** The tool's definition as plain data, read where its code runs; the host checks it (describeView). */
+  describe(ref: ModuleTask): Promise<DefinitionView>;
   /** `signal`: the batch's abort; a prepare still running when it fires ends at once. */
   prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** Runs the tool's `needsApproval(args)` where its code runs, with prepare's limits; resolves to its raw answer. */

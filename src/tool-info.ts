@@ -1,7 +1,8 @@
-import { ConfigErrors, errorMessage } from './errors.ts';
+import { ConfigErrors } from './errors.ts';
 import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
-import { definitionProblem, type ApprovalPolicy, type ExecutionMode, type Isolation, type OutputSchema, type ToolAnnotations, type ToolDefinition, type ToolLimits } from './tool.ts';
-import { jsonSchemaOf, schemaVendor, type JsonSchema } from './tool-parameters.ts';
+import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
+import type { JsonSchema } from './tool-parameters.ts';
+import { definitionView, FUNCTION_FIELD, type DefinitionView } from './tool-view.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -37,35 +38,46 @@ export interface ToolInfo {
 
 /**
  * Checks a tool object's fields against the options schema and returns its
- * info; throws a message naming `where` and every problem.
+ * info; throws a message naming `where` and every problem. For an inline
+ * tool, on this thread.
  */
 export async function describeTool(value: unknown, where: string): Promise<ToolInfo> {
-  if (typeof value !== 'object' || value === null) throw new Error(ConfigErrors.invalidToolField(where, 'it is not an object'));
-  const shapeProblem = definitionProblem(value);
-  const problems = [...(await toolDefinitionProblems(value)), ...(shapeProblem ? [shapeProblem] : [])];
+  return describeView(definitionView(value, where), where);
+}
+
+/**
+ * The info of a definition read where the tool lives (see tool-view.ts):
+ * every field checked against the options schema here, on the host, which
+ * for a module tool also means the worker's word is checked, not taken.
+ */
+export async function describeView(view: DefinitionView, where: string): Promise<ToolInfo> {
+  if (typeof view !== 'object' || view === null || typeof view.definition !== 'object' || view.definition === null) {
+    throw new Error(ConfigErrors.invalidToolField(where, 'its definition is not an object'));
+  }
+  const problems = [...(await toolDefinitionProblems(view.definition)), ...(typeof view.problem === 'string' ? [view.problem] : [])];
   if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
-  const tool = value as ToolDefinition;
-  const vendor = schemaVendor(tool.parameters);
+  // Checked against the options schema above; the function fields are FUNCTION_FIELD markers here.
+  const tool = view.definition as Omit<ToolDefinition, 'prepareArguments' | 'execute'> & { prepareArguments?: unknown; execute?: unknown };
   return {
     name: tool.name,
     description: tool.description,
-    parameters: convertedSchema(tool, where, vendor),
-    ...(vendor !== undefined ? { schemaVendor: vendor } : {}),
+    parameters: tool.parameters as JsonSchema,
+    ...(typeof view.schemaVendor === 'string' ? { schemaVendor: view.schemaVendor } : {}),
     ...(tool.label !== undefined ? { label: tool.label } : {}),
     executionMode: tool.executionMode ?? 'parallel',
     limits: definedLimits(tool.limits),
     ...(tool.isolation !== undefined ? { isolation: tool.isolation } : {}),
     ...(tool.concurrency !== undefined && tool.concurrency > 1 ? { concurrency: tool.concurrency } : {}),
-    hasPrepare: typeof tool.prepareArguments === 'function',
-    hasExecute: typeof tool.execute === 'function',
+    hasPrepare: tool.prepareArguments === FUNCTION_FIELD,
+    hasExecute: tool.execute === FUNCTION_FIELD,
     needsApproval: approvalPolicy(tool.needsApproval),
     ...(tool.annotations !== undefined ? { annotations: definedFields(tool.annotations) } : {}),
-    ...(tool.outputSchema !== undefined ? { outputSchema: plainSchema(tool.outputSchema) } : {}),
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
   };
 }
 
 function approvalPolicy(value: unknown): ApprovalPolicy {
-  if (typeof value === 'function') return 'function';
+  if (value === FUNCTION_FIELD) return 'function';
   return value === true ? 'always' : 'never';
 }
 
@@ -117,17 +129,3 @@ function definedFields<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }
 
-/** A JSON Schema without TypeBox's symbol keys, as sent to clients and to Ajv. */
-function plainSchema<T extends object>(schema: T): T {
-  return JSON.parse(JSON.stringify(schema)) as T;
-}
-
-/** The JSON Schema sent to the model and to Ajv; a Standard Schema that cannot give one is a configuration error. */
-function convertedSchema(tool: ToolDefinition, where: string, vendor: string | undefined): JsonSchema {
-  try {
-    return jsonSchemaOf(tool.parameters);
-  } catch (error) {
-    const message = errorMessage(error);
-    throw new Error(ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message));
-  }
-}

@@ -18,7 +18,7 @@ describe('child launcher', () => {
     try {
       const module = await toRunnableModule(fixture('probe.ts'));
       const info = await tier.describe({ module, source: module });
-      expect(info.name).toBe('probe');
+      expect(info.definition.name).toBe('probe');
     } finally {
       await tier.close();
     }

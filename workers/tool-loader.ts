@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigErrors, errorMessage } from '../src/errors.ts';
-import { describeTool, type ToolInfo } from '../src/tool-info.ts';
+import { definitionView, type DefinitionView } from '../src/tool-view.ts';
 import type { ModuleTask } from '../src/pool/protocol.ts';
 import type { Tool } from '../src/tool.ts';
 
@@ -57,6 +57,6 @@ async function importTool(module: string, source: string, options: unknown): Pro
   return tool as Tool;
 }
 
-export async function describeModule(task: ModuleTask): Promise<ToolInfo> {
-  return describeTool(await loadTool(task), `module ${task.source}`);
+export async function describeModule(task: ModuleTask): Promise<DefinitionView> {
+  return definitionView(await loadTool(task), `module ${task.source}`);
 }

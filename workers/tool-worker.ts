@@ -155,9 +155,9 @@ function endLease(): void {
 
 async function describe(task: DescribeTask): Promise<DescribeReply> {
   try {
-    const info = await describeModule(task);
+    const view = await describeModule(task);
     resetRealmBaseline();
-    return { ok: true, info };
+    return { ok: true, view };
   } catch (error) {
     return { ok: false, error: boundText(errorMessage(error)) };
   }

@@ -5,7 +5,7 @@ import { checkIsolation, Tiers, type TierOptions } from '../isolation/tiers.ts';
 import { checkSandboxSupport } from '../isolation/sandbox/bwrap-support.ts';
 import type { ModuleTask, PrepareLimits, ToolTier } from '../tier.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import type { Isolation } from '../tool.ts';
 
 export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'budget'>;
@@ -93,7 +93,7 @@ export class Domain {
 
   // Async functions that await, so a failure's stack still shows who asked (the registry, a batch).
 
-  async describe(ref: ModuleTask, isolation: Isolation): Promise<ToolInfo> {
+  async describe(ref: ModuleTask, isolation: Isolation): Promise<DefinitionView> {
     return await this.#await(isolation, (tier) => tier.describe(ref));
   }
 

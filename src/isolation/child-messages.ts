@@ -24,7 +24,8 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
   const id = m.id;
   switch (m.type) {
     case 'described':
-      return isObject(m.info) && typeof m.info.name === 'string' ? { type: 'described', id, ok: true, info: m.info as never } : 'a tool description that is not one';
+      // Its fields are checked on the host like any definition (describeView); here only that it is one.
+      return isObject(m.view) && isObject(m.view.definition) ? { type: 'described', id, ok: true, view: m.view as never } : 'a tool description that is not one';
     case 'prepared':
       return isObject(m.args) ? { type: 'prepared', id, ok: true, args: m.args } : 'prepared arguments that are not an object';
     case 'approvalAnswered':

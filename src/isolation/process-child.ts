@@ -37,7 +37,7 @@ function onHostMessage(message: HostToChild): void {
     }
     case 'describe':
       return void pools!.describe(message.ref).then(
-        (info) => send({ type: 'described', id: message.id, ok: true, info }),
+        (view) => send({ type: 'described', id: message.id, ok: true, view }),
         (error: unknown) => send({ type: 'failed', id: message.id, error: errorMessage(error) }),
       );
     case 'prepare':

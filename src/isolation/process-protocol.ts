@@ -7,7 +7,7 @@
 import type { ResolvedLimits } from '../limits.ts';
 import type { ModuleTask } from '../pool/protocol.ts';
 import type { RunOutcome } from '../runner.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import type { PrepareLimits } from '../tier.ts';
 import type { ToolResult } from '../tool.ts';
 
@@ -45,7 +45,7 @@ export type HostToChild =
 
 export type ChildToHost =
   | { type: 'ready' }
-  | { type: 'described'; id: number; ok: true; info: ToolInfo }
+  | { type: 'described'; id: number; ok: true; view: DefinitionView }
   | { type: 'prepared'; id: number; ok: true; args: Record<string, unknown> }
   | { type: 'approvalAnswered'; id: number; ok: true; answer: unknown }
   | { type: 'failed'; id: number; error: string }

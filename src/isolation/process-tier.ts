@@ -1,6 +1,6 @@
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { ModuleTask, PrepareLimits, ToolTier } from '../tier.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import { ToolProcess, type ProcessTierOptions } from './tool-process.ts';
 
 export type { ProcessTierOptions };
@@ -20,7 +20,7 @@ export class ProcessTier implements ToolTier {
 
   constructor(private readonly options: ProcessTierOptions) {}
 
-  describe(ref: ModuleTask): Promise<ToolInfo> {
+  describe(ref: ModuleTask): Promise<DefinitionView> {
     return this.#child(this.options.defaultMemoryMb).describe(ref);
   }
 

@@ -12,7 +12,7 @@ import type { ThreadBudget } from '../pool/thread-budget.ts';
 import { HOST_READS_CPU, heapBoundBytes } from '../pool/usage-reading.ts';
 import { withQueuedBefore, type RunJob, type RunOutcome, type RunUsage } from '../runner.ts';
 import type { ModuleTask, PrepareLimits } from '../tier.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import type { HostFunctions } from '../tool.ts';
 import { CHANNEL_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
 import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
@@ -111,11 +111,11 @@ export class ToolProcess {
     this.#slots = new ChildSlots(options.budget);
   }
 
-  async describe(ref: ModuleTask): Promise<ToolInfo> {
+  async describe(ref: ModuleTask): Promise<DefinitionView> {
     const id = this.#nextId++;
     const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
-    if (reply.type === 'described') return reply.info;
+    if (reply.type === 'described') return reply.view;
     throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 

@@ -1,6 +1,6 @@
 import type { PrepareLimits, ToolTier } from '../tier.ts';
 import { withQueuedBefore, type RunJob, type RunOutcome } from '../runner.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import type { ModuleTask } from './protocol.ts';
 import { defaultWorkerCount, WorkerPool, type WorkerPoolOptions } from './worker-pool.ts';
 
@@ -25,7 +25,7 @@ export class PoolSet implements ToolTier {
     return { minWorkers: 1, maxWorkers: defaultWorkerCount(), idleTimeoutMs: 30_000, loadTimeoutMs: 30_000 };
   }
 
-  async describe(ref: ModuleTask): Promise<ToolInfo> {
+  async describe(ref: ModuleTask): Promise<DefinitionView> {
     return (await this.get(this.options.defaultMemoryMb)).describe(ref);
   }
 

@@ -15,7 +15,7 @@
  * channel-messages.ts, and anything unexpected retires the worker.
  */
 import type { ModuleTask } from '../tier.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 
 export type { ModuleTask };
 import type { ToolResult } from '../tool.ts';
@@ -79,7 +79,7 @@ export interface ExecuteTask extends ModuleTask {
   measureUsage: boolean;
 }
 
-export type DescribeReply = { ok: true; info: ToolInfo } | { ok: false; error: string };
+export type DescribeReply = { ok: true; view: DefinitionView } | { ok: false; error: string };
 export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
 /** `answer` is whatever the function returned; the host checks it is a boolean. */
 export type ApprovalReply = { ok: true; answer: unknown } | { ok: false; error: string };

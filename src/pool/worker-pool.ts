@@ -4,7 +4,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessagePort, type Worker } from 'node:worker_threads';
 import { ConfigErrors, ToolErrors, errorMessage } from '../errors.ts';
-import type { ToolInfo } from '../tool-info.ts';
+import type { DefinitionView } from '../tool-view.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { HostFunctions } from '../tool.ts';
 import { HostFunctionTable } from './host-functions.ts';
@@ -125,7 +125,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     return new WorkerPool(await workerEntryFile(), options);
   }
 
-  async describe(ref: ModuleTask): Promise<ToolInfo> {
+  async describe(ref: ModuleTask): Promise<DefinitionView> {
     const timeoutMs = this.options.loadTimeoutMs;
     const task: WorkerTask = { op: 'describe', ...ref };
     let reply: DescribeReply;
@@ -140,7 +140,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
     if (!reply.ok) throw new Error(reply.error);
     this.#remember(ref);
-    return reply.info;
+    return reply.view;
   }
 
   async prepare(ref: ModuleTask, raw: Record<string, unknown>, toolTimeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import type { ModuleTask } from '../../pool/protocol.ts';
 import type { RunJob, RunOutcome } from '../../runner.ts';
-import type { ToolInfo } from '../../tool-info.ts';
+import type { DefinitionView } from '../../tool-view.ts';
 import { ProcessTier, type ProcessTierOptions } from '../process-tier.ts';
 import type { PrepareLimits, ToolTier } from '../../tier.ts';
 import { checkSandboxSupport } from './bwrap-support.ts';
@@ -28,7 +28,7 @@ export class SandboxTier implements ToolTier {
     this.ready.catch(() => undefined); // observed by whoever calls; never an unhandled rejection
   }
 
-  async describe(ref: ModuleTask): Promise<ToolInfo> {
+  async describe(ref: ModuleTask): Promise<DefinitionView> {
     return (await this.#tier).tier.describe(ref);
   }
 
