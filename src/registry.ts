@@ -6,10 +6,11 @@ import { ConfigErrors, errorMessage } from './errors.ts';
 import { hostForInline, runInline } from './inline-runner.ts';
 import type { Domain, TrustDomains } from './domains/trust-domains.ts';
 import { resolveLimits, type ResolvedLimits } from './limits.ts';
-import { toRunnableModule } from './pool/module-compiler.ts';
+import { compileModule } from './pool/module-compiler.ts';
 import type { ModuleEntry } from './options.ts';
 import type { ModuleTask } from './tier.ts';
 import type { ToolRunner } from './runner.ts';
+import type { RemoteRunner } from './remote.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
 import { checkToolInfo, describeTool, type ToolInfo } from './tool-info.ts';
 import { strongerIsolation } from './isolation/strength.ts';
@@ -27,6 +28,10 @@ export interface RegisteredTool {
   readonly runner: ToolRunner;
   /** The tool's limits over the executor's over the defaults, resolved once. */
   readonly limits: ResolvedLimits;
+  /** A module tool's tier (the executor's, or a stronger one the tool asked for); inline tools have none. */
+  readonly isolation?: Isolation;
+  /** A module tool's content hash (see pool/module-hash.ts). */
+  readonly moduleHash?: string;
 }
 
 export interface RegistryContext {
@@ -34,13 +39,15 @@ export interface RegistryContext {
   limits: ToolLimits;
   host: HostFunctions;
   isolation: Isolation;
+  /** Where module tools' `execute` runs instead of this machine's tiers. */
+  remote?: RemoteRunner;
 }
 
 /**
  * An entry after the first step: an inline tool, or a module compiled and
  * ready to import in a worker, with the trust domain it runs in.
  */
-export type LoadedEntry = { inline: Tool } | { module: ModuleTask; domain: string };
+export type LoadedEntry = { inline: Tool } | { module: ModuleTask; domain: string; contentHash: string };
 
 /** The keys a module entry may have. */
 const MODULE_ENTRY_KEYS = ['module', 'options', 'trustDomain'];
@@ -74,7 +81,7 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
     entries.map((entry) =>
       'inline' in entry
         ? registerInline(entry.inline, context)
-        : registerModule(entry.module, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
+        : registerModule(entry, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
     ),
   );
   const byName = new Map<string, RegisteredTool>();
@@ -116,7 +123,8 @@ function filesByDomain(entries: LoadedEntry[]): Map<string, string[]> {
   return files;
 }
 
-async function registerModule(ref: ModuleTask, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
+async function registerModule(entry: Extract<LoadedEntry, { module: ModuleTask }>, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
+  let ref = entry.module;
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
   let info: ToolInfo;
@@ -130,16 +138,22 @@ async function registerModule(ref: ModuleTask, context: RegistryContext, domain:
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const isolation = strongerIsolation(context.isolation, info.isolation);
   const limits = resolveLimits(context.limits, info.limits);
+  const moduleHash = entry.contentHash;
+  const { remote } = context;
+  const task = ref;
   return {
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true }),
     ...detailsValidator(info, where, { untrusted: true }),
     limits,
+    isolation,
+    moduleHash,
     runner: {
-      prepare: (raw, signal) => domain.prepare(ref, isolation, raw, limits, signal),
-      needsApproval: (args) => domain.needsApproval(ref, isolation, args, limits),
-      execute: (job) => domain.execute(job, ref, isolation),
+      prepare: (raw, signal) => domain.prepare(task, isolation, raw, limits, signal),
+      needsApproval: (args) => domain.needsApproval(task, isolation, args, limits),
+      // With a remote runner only execute leaves this machine; describe, prepare and needsApproval stay in the module's domain here.
+      execute: remote ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation }) : (job) => domain.execute(job, task, isolation),
     },
   };
 }
@@ -150,13 +164,17 @@ function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: bo
 
 async function loadModule(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry> {
   if (!(await stat(path).catch(() => undefined))?.isFile()) throw new Error(ConfigErrors.moduleNotFound(path));
-  let module: string;
+  let compiled;
   try {
-    module = await toRunnableModule(path);
+    compiled = await compileModule(path);
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
   }
-  return { module: { module, source: path, ...(options !== undefined ? { options } : {}) }, domain: domainKey(path, trustDomain) };
+  return {
+    module: { module: compiled.file, source: path, ...(options !== undefined ? { options } : {}) },
+    domain: domainKey(path, trustDomain),
+    contentHash: compiled.contentHash,
+  };
 }
 
 /**
