@@ -1,23 +1,13 @@
-import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
 import { RemoteErrors } from '../../errors.ts';
 import { CancelListener } from './cancel-listener.ts';
-import { openClient, redisTarget, type Connection, type LinkedClient } from './connection.ts';
+import { openClient, type LinkedClient } from './connection.ts';
+import { checkServeOptions, type ServeQueueOptions } from './serve-options.ts';
 import { PROTOCOL, channels, checkCallData, type CallAnswer } from './protocol.ts';
 import { refusal, runQueuedCall, type ServedExecutor } from './queued-call.ts';
-import { checkQueueName } from './queue-name.ts';
 import { settleWithin } from './remote-runner.ts';
 import { UpdateRelay } from './update-relay.ts';
-
-export interface ServeQueueOptions {
-  /** Where Redis is: a `redis://` / `rediss://` URL, or `{ host, port, username?, password?, db?, tls? }`. */
-  connection: Connection;
-  /** The BullMQ queue to take calls from (BullMQ's default key prefix, `bull`). */
-  queue: string;
-  /** Calls this machine runs at once (default: its number of CPUs). */
-  concurrency?: number;
-}
 
 /** A running `serveQueue`. */
 export interface QueueServer {
@@ -64,9 +54,8 @@ class QueueService implements QueueServer {
     private readonly executor: ServedExecutor,
     options: ServeQueueOptions,
   ) {
-    this.#queueName = checkQueueName('serveQueue', options.queue);
-    const concurrency = checkConcurrency(options.concurrency);
-    const target = redisTarget(options.connection);
+    const { queue, concurrency, target } = checkServeOptions(options);
+    this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
     this.#cancels = new CancelListener(openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`), channels.cancel(this.#queueName));
     this.#worker = new Worker(this.#queueName, (job: Job) => this.#process(job), {
@@ -151,12 +140,4 @@ class QueueService implements QueueServer {
 
 function refused(error: string): CallAnswer {
   return { toolpool: PROTOCOL, ok: false, error };
-}
-
-function checkConcurrency(value: unknown): number {
-  if (value === undefined) return availableParallelism();
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1_000) {
-    throw new TypeError(RemoteErrors.badOption('serveQueue', 'concurrency', 'must be an integer from 1 to 1000'));
-  }
-  return value as number;
 }
