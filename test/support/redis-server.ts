@@ -18,6 +18,7 @@ export async function startRedis(): Promise<TestRedis> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
+      if (server && server.exitCode === null) return;
       server = spawn('redis-server', ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'], { stdio: 'ignore' });
       await answers(port);
     },

@@ -179,11 +179,15 @@ export class RemoteJob {
    * (or is about to) and, when aborting, is stopped where it runs.
    */
   takeOffQueue(error: string): void {
+    // Set first: the stream may say 'removed' before the removal's own reply comes back.
+    this.#removedText = error;
     this.context.remove(this.jobId).then(
       (removed) => {
         if (this.#state === 'settled') return;
-        if (removed === 0) return this.#aborting ? this.#stopRunning() : undefined;
-        this.#removedText = error;
+        if (removed === 0) {
+          this.#removedText = undefined;
+          return this.#aborting ? this.#stopRunning() : undefined;
+        }
         // The stream says 'removed' (or brings the answer of a job that had just finished): whichever it is settles the call.
         setTimeout(() => this.#settle({ ok: false, error }), REMOVAL_WAIT_MS);
       },
@@ -197,6 +201,7 @@ export class RemoteJob {
   /** Redis stayed away for lostAfterMs while this call was out. */
   lostRedis(reason: string): void {
     if (this.#state === 'settled') return;
+    if (this.#state === 'sending') return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(this.context.queue, this.context.where, reason) });
     this.context.abandon(this.jobId);
     this.#settle({ ok: false, error: RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, reason) });
   }

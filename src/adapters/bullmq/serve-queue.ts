@@ -44,10 +44,13 @@ class QueueService implements QueueServer {
   readonly #cancels: CancelListener;
   readonly #worker: Worker;
   readonly #relays = new Map<string, UpdateRelay>();
+  /** The calls running here, until their answer is made. */
+  readonly #running = new Set<Promise<CallAnswer>>();
   /** The grace period of each call running here, for a bounded close. */
   readonly #graces = new Map<string, number>();
   readonly #machine = `${process.pid}-${randomBytes(4).toString('hex')}`;
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #beats: NodeJS.Timeout;
+  readonly #alive: NodeJS.Timeout;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -58,7 +61,7 @@ class QueueService implements QueueServer {
     this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
     this.#cancels = new CancelListener(openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`), channels.cancel(this.#queueName));
-    this.#worker = new Worker(this.#queueName, (job: Job) => this.#process(job), {
+    this.#worker = new Worker(this.#queueName, (job: Job) => this.#track(this.#process(job)), {
       connection: this.#link.redis,
       concurrency,
       autorun: false,
@@ -66,8 +69,8 @@ class QueueService implements QueueServer {
       maxStalledCount: 0,
     });
     this.#worker.on('error', () => undefined); // connection errors: BullMQ reconnects; a missing listener would crash the process
-    this.#timers.push(setInterval(() => this.#beat(), BEAT_TICK_MS), setInterval(() => this.#sayAlive(), ALIVE_EVERY_MS));
-    for (const timer of this.#timers) timer.unref();
+    this.#beats = setInterval(() => this.#beat(), BEAT_TICK_MS).unref();
+    this.#alive = setInterval(() => this.#sayAlive(), ALIVE_EVERY_MS).unref();
     // Listen for cancels before the first call can start, so none is missed.
     void this.#cancels.listen().then(
       () => {
@@ -82,6 +85,12 @@ class QueueService implements QueueServer {
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;
+  }
+
+  #track(answer: Promise<CallAnswer>): Promise<CallAnswer> {
+    this.#running.add(answer);
+    void answer.finally(() => this.#running.delete(answer));
+    return answer;
   }
 
   async #process(job: Job): Promise<CallAnswer> {
@@ -99,7 +108,8 @@ class QueueService implements QueueServer {
     this.#graces.set(jobId, call.limits.abortGraceMs);
     try {
       const outcome = await runQueuedCall(this.executor, call, controller.signal, relay);
-      await relay.drain(DRAIN_MS);
+      // Without Redis the updates cannot arrive before the answer, nor the answer at all: no wait for them.
+      await relay.drain(this.#link.ready ? DRAIN_MS : 0);
       // A call stopped by the shutdown says so, rather than that it was aborted.
       if (this.#closing && !outcome.ok) return { toolpool: PROTOCOL, ...outcome, error: RemoteErrors.shutDown(outcome.error) };
       return { toolpool: PROTOCOL, ...outcome };
@@ -123,16 +133,19 @@ class QueueService implements QueueServer {
   }
 
   async #close(): Promise<void> {
-    for (const timer of this.#timers) clearInterval(timer);
+    clearInterval(this.#alive);
     const grace = Math.max(0, ...this.#graces.values());
-    // BullMQ's own close waits for the calls running: stopped first, they end within their grace period (killed if they ignore it).
+    // No more calls start here (pause without waiting; BullMQ's own close would wait for the calls running) ...
+    void this.#worker.pause(true).catch(() => undefined);
+    // ... and those running are stopped: they end within their grace period (killed if they ignore their signal).
     this.#cancels.abortAll();
-    const closed = this.#worker.close();
-    if (!(await settleWithin(closed, grace + CLOSE_MARGIN_MS))) {
-      // Redis is away: their answers cannot be stored. Dropping the connections ends BullMQ's waits.
-      this.#link.close();
-      await settleWithin(closed, 1_000);
-    }
+    await settleWithin(Promise.all(this.#running), grace + CLOSE_MARGIN_MS);
+    // With Redis there, BullMQ stores their answers as it closes. Without it they cannot be stored, and its graceful close
+    // would wait for Redis (QUIT, retries): it is closed by force, which drops its connections instead.
+    const graceful = this.#link.ready && (await settleWithin(this.#worker.close(), CLOSE_MARGIN_MS));
+    if (!graceful) await settleWithin(this.#worker.close(true), 1_000);
+    // Heartbeats went on until now: a call stopping during its grace period is not taken for lost.
+    clearInterval(this.#beats);
     this.#cancels.close();
     this.#link.close();
   }
