@@ -40,6 +40,7 @@ export function batchLimitsProblem(limits: unknown): string | undefined {
   for (const [key, value] of Object.entries(limits)) {
     if (!LIMIT_KEYS.has(key)) return `has an unknown limit "${key.slice(0, 100)}"; the limits are ${[...LIMIT_KEYS].join(', ')}`;
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `.${key} must be a positive number`;
+    if (key === 'maxMemoryMb' && (value as number) < MIN_MEMORY_MB) return `.maxMemoryMb must be at least ${MIN_MEMORY_MB}`;
   }
   return undefined;
 }

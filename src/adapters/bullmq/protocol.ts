@@ -1,6 +1,7 @@
 import { RemoteErrors, ToolErrors, truncate } from '../../errors.ts';
 import { checkReceivedOutcome, checkUsage } from '../../isolation/child-messages.ts';
 import { checkPayload } from '../../pool/payload.ts';
+import { MIN_MEMORY_MB } from '../../limits.ts';
 import type { RemoteOutcome } from '../../remote.ts';
 import type { Isolation, ToolLimits, ToolResult } from '../../index.ts';
 
@@ -10,6 +11,9 @@ import type { Isolation, ToolLimits, ToolResult } from '../../index.ts';
 // each side checks what it reads before it uses a field of it.
 
 export const PROTOCOL = 1;
+
+/** The longest heartbeat interval a call may ask for. */
+export const MAX_HEARTBEAT_MS = 60_000;
 
 /** A job's data: one call, as the host validated it. */
 export interface CallData {
@@ -54,16 +58,18 @@ export function checkCallData(data: unknown): CallData | string {
   if (!isText(tool, 200)) return 'it names no tool';
   if (!isObject(args)) return 'its arguments are not an object';
   if (!isObject(limits) || !LIMIT_KEYS.every((key) => isPositive(limits[key]))) return 'its limits are not positive numbers';
+  if ((limits.maxMemoryMb as number) < MIN_MEMORY_MB) return `its maxMemoryMb is under ${MIN_MEMORY_MB}`;
   if (typeof isolation !== 'string' || !ISOLATIONS.has(isolation)) return 'it names no isolation tier';
   if (!isText(moduleHash, 128)) return 'it has no module hash';
-  if (!isPositive(heartbeatMs) || heartbeatMs > 60_000) return 'its heartbeat interval is not a number of ms up to 60000';
+  if (!isPositive(heartbeatMs) || heartbeatMs > MAX_HEARTBEAT_MS) return `its heartbeat interval is not a number of ms up to ${MAX_HEARTBEAT_MS}`;
   return data as unknown as CallData;
 }
 
 /** On the host: the job's return value (as BullMQ's event stream holds it, JSON) as an outcome, checked like any untrusted result. */
 export function readAnswer(json: string, maxResultBytes: number, queue: string): RemoteOutcome {
-  // The text is measured before it is parsed: a result's JSON is never much smaller than the result.
-  if (json.length > maxResultBytes + ENVELOPE_BYTES) return { ok: false, error: ToolErrors.resultTooLarge('result', json.length, maxResultBytes) };
+  // The text is bounded before it is parsed (JSON escapes can make a fitting result's text up to six times longer); the
+  // result itself is measured after, as any result is.
+  if (json.length > textBound(maxResultBytes)) return { ok: false, error: ToolErrors.resultTooLarge('result', json.length, maxResultBytes) };
   const answer = parse(json);
   if (!isObject(answer) || answer.toolpool !== PROTOCOL) return { ok: false, error: RemoteErrors.badAnswer(queue, `it returned ${truncate(json, 80)}`) };
   const usage = answer.usage === undefined ? undefined : checkUsage(answer.usage);
@@ -76,7 +82,7 @@ export function readAnswer(json: string, maxResultBytes: number, queue: string):
 
 /** On the host: a job's progress (JSON) as an update, a heartbeat, or what is wrong with it. */
 export function readProgress(json: string, maxResultBytes: number, queue: string): { update: ToolResult } | { beat: true } | { problem: string } {
-  if (json.length > maxResultBytes + ENVELOPE_BYTES) return { problem: ToolErrors.resultTooLarge('update', json.length, maxResultBytes) };
+  if (json.length > textBound(maxResultBytes)) return { problem: ToolErrors.resultTooLarge('update', json.length, maxResultBytes) };
   const progress = parse(json);
   if (!isObject(progress) || progress.toolpool !== PROTOCOL) return { problem: RemoteErrors.badAnswer(queue, `it reported progress ${truncate(json, 80)}`) };
   if (progress.beat === true) return { beat: true };
@@ -84,8 +90,8 @@ export function readProgress(json: string, maxResultBytes: number, queue: string
   return problem ? { problem } : { update: progress.update as ToolResult };
 }
 
-/** What an answer or update may add to its result in JSON: the envelope, and escapes. */
-const ENVELOPE_BYTES = 64 * 1024;
+/** The longest JSON text of an answer or update whose result can fit `maxResultBytes`: escapes, and the envelope. */
+const textBound = (maxResultBytes: number) => 6 * maxResultBytes + 64 * 1024;
 /** Error texts from a worker machine are cut to this many characters, as the process tier's are. */
 const MAX_ERROR_CHARS = 4_000;
 

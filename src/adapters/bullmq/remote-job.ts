@@ -1,7 +1,7 @@
 import { RemoteErrors, ToolErrors, errorMessage } from '../../errors.ts';
 import type { RemoteCall, RemoteOutcome } from '../../remote.ts';
 import { withQueuedBefore } from '../../runner.ts';
-import { PROTOCOL, readAnswer, readProgress, type CallData } from './protocol.ts';
+import { MAX_HEARTBEAT_MS, PROTOCOL, readAnswer, readProgress, type CallData } from './protocol.ts';
 import type { StreamEvent } from './event-reader.ts';
 
 /** What one call needs from the runner that sent it: the queue, and the host's few Redis operations. */
@@ -83,7 +83,7 @@ export class RemoteJob {
       limits: call.limits,
       isolation: call.isolation,
       moduleHash: call.moduleHash,
-      heartbeatMs: Math.max(50, Math.floor(context.lostAfterMs / 4)),
+      heartbeatMs: Math.min(MAX_HEARTBEAT_MS, Math.max(50, Math.floor(context.lostAfterMs / 4))),
     };
     try {
       await context.add(this.jobId, call.tool, data);

@@ -7,6 +7,7 @@ import { EventReader, type StreamEvent } from './event-reader.ts';
 import { checkQueueName } from './queue-name.ts';
 import { channels, type CallData } from './protocol.ts';
 import { RemoteJob, type JobContext } from './remote-job.ts';
+import { settleWithin } from './settle-within.ts';
 
 export interface RemoteRunnerOptions {
   /** Where Redis is: a `redis://` / `rediss://` URL, or `{ host, port, username?, password?, db?, tls? }`. */
@@ -161,7 +162,7 @@ class QueueRunner implements RemoteRunner {
    */
   #watchForWorkers(): void {
     if (this.#workerCheck) return;
-    this.#workerCheck = setInterval(() => void this.#checkForWorkers(), this.#lostAfterMs);
+    this.#workerCheck = setInterval(() => void this.#checkForWorkers(), this.#lostAfterMs).unref();
   }
 
   async #checkForWorkers(): Promise<void> {
@@ -184,15 +185,4 @@ function checkLostAfter(value: unknown): number {
     throw new TypeError(RemoteErrors.badOption('remoteRunner', 'lostAfterMs', 'must be a number of milliseconds >= 100'));
   }
   return value;
-}
-
-/** Resolves when `promise` settles or after `ms`; never rejects. */
-export function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    promise.then(
-      () => (clearTimeout(timer), resolve(true)),
-      () => (clearTimeout(timer), resolve(true)),
-    );
-  });
 }

@@ -6,7 +6,7 @@ import { openClient, type LinkedClient } from './connection.ts';
 import { checkServeOptions, type ServeQueueOptions } from './serve-options.ts';
 import { PROTOCOL, channels, checkCallData, type CallAnswer } from './protocol.ts';
 import { refusal, runQueuedCall, type ServedExecutor } from './queued-call.ts';
-import { settleWithin } from './remote-runner.ts';
+import { settleWithin } from './settle-within.ts';
 import { UpdateRelay } from './update-relay.ts';
 
 /** A running `serveQueue`. */
