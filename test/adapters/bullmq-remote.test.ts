@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { remoteRunner } from '../../src/adapters/bullmq/index.ts';
 import { createExecutor, type Executor, type ExecutorOptions, type ToolEvent } from '../../src/index.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
-import { machineCopy, REMOTE_TOOLS, remoteTool, startMachine } from '../support/queue-machines.ts';
+import { machineCopy, remoteTool, startMachine } from '../support/queue-machines.ts';
 import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 // Worker machines are `toolpool worker` processes with their own copies of
@@ -14,9 +14,12 @@ import { startRedis, type TestRedis } from '../support/redis-server.ts';
 let redis: TestRedis;
 let machinePids: number[];
 let direct: Redis;
+/** The host most tests share: its own options are the defaults. */
+let main: Executor;
 const hosts: Executor[] = [];
 
-async function host(queue: string, options: Partial<ExecutorOptions> = {}, tools = REMOTE_TOOLS.map(remoteTool)): Promise<Executor> {
+/** A host on `queue`; it loads only the tools it is given (each module's definition is read in a worker of its own). */
+async function host(queue: string, options: Partial<ExecutorOptions> = {}, tools = ['echo.ts'].map(remoteTool)): Promise<Executor> {
   const executor = await createExecutor({ tools, ...options, remote: remoteRunner({ connection: redis.url, queue, lostAfterMs: 1_000 }) });
   hosts.push(executor);
   return executor;
@@ -26,12 +29,16 @@ beforeAll(async () => {
   redis = await startRedis();
   direct = new Redis(redis.port, '127.0.0.1', { maxRetriesPerRequest: null });
   const edited = (name: string, text: string) => (name === 'echo.ts' ? `${text}\n// another version\n` : text);
-  const machines = await Promise.all([
-    startMachine(redis.url, 'tools', { args: ['--concurrency', '2'] }),
-    startMachine(redis.url, 'tools', { args: ['--concurrency', '2'] }),
-    startMachine(redis.url, 'edited', { tools: await machineCopy(edited) }),
-    startMachine(redis.url, 'tight', { args: ['--timeout', '400', '--isolation', 'process'] }),
+  // Two machines with the tools as the host has them; a third with another version of echo.ts, a tighter timeout and the process tier.
+  const [machines, shared] = await Promise.all([
+    Promise.all([
+      startMachine(redis.url, 'tools', { args: ['--concurrency', '2'] }),
+      startMachine(redis.url, 'tools', { args: ['--concurrency', '2'] }),
+      machineCopy(edited).then((tools) => startMachine(redis.url, 'other', { tools, args: ['--timeout', '400', '--isolation', 'process'] })),
+    ]),
+    host('tools', {}, ['echo.ts', 'wait.ts', 'progress.ts', 'prepared.ts'].map(remoteTool)),
   ]);
+  main = shared;
   machinePids = machines.slice(0, 2).map((child) => child.pid!);
 }, 60_000);
 
@@ -43,7 +50,7 @@ afterAll(async () => {
 
 describe('toolpool/bullmq: calls on worker machines', () => {
   test('a call runs on a worker machine, with the arguments the host validated and coerced; both machines take calls', async () => {
-    const executor = await host('tools');
+    const executor = main;
     const one = await executor.executeBatch([call('c1', 'echo', { text: 'ab', times: '2' })]);
     expect(one.results[0]).toMatchObject({ isError: false, content: [{ type: 'text', text: 'abab' }] });
     expect(machinePids).toContain((one.results[0]!.details as { pid: number }).pid);
@@ -55,10 +62,8 @@ describe('toolpool/bullmq: calls on worker machines', () => {
   });
 
   test('every update arrives as a tool_update, in order, before tool_end; prepareArguments ran once, on the host', async () => {
-    const executor = await host('tools');
     const events: ToolEvent[] = [];
-    executor.subscribe((event) => void events.push(event));
-    const batch = await executor.executeBatch([call('p', 'progress', { count: 50 }), call('q', 'prepared', {})]);
+    const batch = await main.executeBatch([call('p', 'progress', { count: 50 }), call('q', 'prepared', {})], { onEvent: (event) => void events.push(event) });
     expect(batch.results.map(textOf)).toEqual(['sent 50', 'prepared 1 time(s)']);
     const ofP = events.filter((event) => event.toolCallId === 'p').map((event) => (event.type === 'tool_update' ? (event.partial.details as { i: number }).i : event.type));
     expect(ofP).toEqual(['tool_start', ...Array.from({ length: 50 }, (_, i) => i + 1), 'tool_end']);
@@ -76,8 +81,7 @@ describe('toolpool/bullmq: calls on worker machines', () => {
   });
 
   test('a worker machine validates what it takes from the queue again: a job written to Redis directly is refused', async () => {
-    const executor = await host('tools');
-    const { moduleHash } = executor.metadata.get('echo')!;
+    const { moduleHash } = main.metadata.get('echo')!;
     const queue = new Queue('tools', { connection: direct });
     const events = new QueueEvents('tools', { connection: { host: '127.0.0.1', port: redis.port } });
     await events.waitUntilReady();
@@ -99,7 +103,7 @@ describe('toolpool/bullmq: calls on worker machines', () => {
     const result = (await missing.executeBatch([call('m', 'host_only', {})])).results[0]!;
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/this worker machine has no tool "host_only" \(it has: echo, prepared, progress, spin, wait\)/);
-    const edited = await host('edited');
+    const edited = await host('other', {}, ['echo.ts', 'wait.ts'].map(remoteTool));
     const differs = (await edited.executeBatch([call('e', 'echo', { text: 'x' })])).results[0]!;
     expect(differs.isError).toBe(true);
     expect(textOf(differs)).toMatch(/the versions differ: this worker machine's copy of tool "echo" is not the module the host has/);
@@ -108,12 +112,12 @@ describe('toolpool/bullmq: calls on worker machines', () => {
   });
 
   test("the host's limits travel with each call, and the tighter of the host's and the machine's applies", async () => {
-    const strict = await host('tools', { limits: { timeoutMs: 300, maxResultBytes: 200 } });
+    const strict = await host('tools', { limits: { timeoutMs: 300, maxResultBytes: 200 } }, ['echo.ts', 'wait.ts'].map(remoteTool));
     const [slow, big] = (await strict.executeBatch([call('s', 'wait', { ms: 5_000 }), call('b', 'echo', { text: 'y'.repeat(100), times: 3 })])).results;
     expect(textOf(slow!)).toMatch(/timed out after 300 ms/);
     expect(textOf(big!)).toMatch(/over the limit maxResultBytes \(200 bytes\)/);
-    // The "tight" machine has --timeout 400; a host allowing 30 s gets the machine's 400 ms.
-    const loose = await host('tight', { isolation: 'process' });
+    // The third machine has --timeout 400; a host allowing 30 s gets the machine's 400 ms.
+    const loose = await host('other', { isolation: 'process' }, [remoteTool('wait.ts')]);
     expect(textOf((await loose.executeBatch([call('l', 'wait', { ms: 5_000 })])).results[0]!)).toMatch(/timed out after 400 ms/);
   });
 
