@@ -58,6 +58,12 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     const next = await timed(() => executor.executeBatch([call('n', 'echo', { text: 'x' })]));
     expect(next.ms).toBeLessThan(LOST_AFTER_MS + 3_000);
     expect(textOf(next.value.results[0]!)).toMatch(/^Not run: Redis at .* \(BullMQ queue "down"\) is unreachable/);
+    // Redis back (empty: it keeps nothing): host and machine reconnect by themselves, and calls run again.
+    await redis.start();
+    let again = '';
+    for (let attempt = 0; attempt < 10 && again !== 'x'; attempt++) again = textOf((await executor.executeBatch([call(`r${attempt}`, 'echo', { text: 'x' })])).results[0]!);
+    expect(again).toBe('x');
+    await redis.stop();
     open.splice(0);
     expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
     // The worker machine, Redis still away, stops on SIGTERM and exits 0.
