@@ -51,6 +51,8 @@ class QueueRunner implements RemoteRunner {
   readonly #idPrefix = `tp${randomBytes(6).toString('hex')}`;
   #sequence = 0;
   readonly #abandoned = new Set<string>();
+  /** The removals and cancels of abandoned jobs on their way to Redis. */
+  readonly #cleaning = new Set<Promise<unknown>>();
   #downTimer: NodeJS.Timeout | undefined;
   #workerCheck: NodeJS.Timeout | undefined;
   #closed = false;
@@ -86,8 +88,9 @@ class QueueRunner implements RemoteRunner {
     this.#closed = true;
     clearTimeout(this.#downTimer);
     clearInterval(this.#workerCheck);
+    // Each call ends now; its job is taken off the queue, or stopped where it runs, as far as Redis lets that happen in time.
     for (const job of this.#jobs.values()) job.close();
-    await settleWithin(this.#queue.close(), CLOSE_FLUSH_MS);
+    await settleWithin(Promise.all([...this.#cleaning, this.#queue.close()]), CLOSE_FLUSH_MS);
     this.#reader.close();
     this.#command.close();
   }
@@ -146,12 +149,12 @@ class QueueRunner implements RemoteRunner {
   #cleanUpAbandoned(): void {
     for (const jobId of [...this.#abandoned]) {
       this.#abandoned.delete(jobId);
-      this.#queue.remove(jobId).then(
-        (removed) => {
-          if (removed === 0) void this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => undefined);
-        },
-        () => this.#abandoned.add(jobId),
+      const sent = this.#queue.remove(jobId).then(
+        (removed) => (removed === 0 ? this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => undefined) : undefined),
+        () => void this.#abandoned.add(jobId),
       );
+      this.#cleaning.add(sent);
+      void sent.finally(() => this.#cleaning.delete(sent));
     }
   }
 

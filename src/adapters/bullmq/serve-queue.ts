@@ -43,11 +43,10 @@ class QueueService implements QueueServer {
   readonly #link: LinkedClient;
   readonly #cancels: CancelListener;
   readonly #worker: Worker;
-  readonly #relays = new Map<string, UpdateRelay>();
-  /** The calls running here, until their answer is made. */
+  /** The calls running here by job id: their updates, and their grace period (for a bounded close). */
+  readonly #calls = new Map<string, { relay: UpdateRelay; graceMs: number }>();
+  /** The answers being made here, until they are. */
   readonly #running = new Set<Promise<CallAnswer>>();
-  /** The grace period of each call running here, for a bounded close. */
-  readonly #graces = new Map<string, number>();
   readonly #machine = `${process.pid}-${randomBytes(4).toString('hex')}`;
   readonly #beats: NodeJS.Timeout;
   readonly #alive: NodeJS.Timeout;
@@ -104,8 +103,7 @@ class QueueService implements QueueServer {
     const jobId = job.id!;
     const controller = this.#cancels.track(jobId);
     const relay = new UpdateRelay(job, call.heartbeatMs);
-    this.#relays.set(jobId, relay);
-    this.#graces.set(jobId, call.limits.abortGraceMs);
+    this.#calls.set(jobId, { relay, graceMs: call.limits.abortGraceMs });
     try {
       const outcome = await runQueuedCall(this.executor, call, controller.signal, relay);
       // Without Redis the updates cannot arrive before the answer, nor the answer at all: no wait for them.
@@ -115,15 +113,14 @@ class QueueService implements QueueServer {
       return { toolpool: PROTOCOL, ...outcome };
     } finally {
       this.#cancels.untrack(jobId);
-      this.#relays.delete(jobId);
-      this.#graces.delete(jobId);
+      this.#calls.delete(jobId);
     }
   }
 
   #beat(): void {
-    if (this.#relays.size === 0) return;
+    if (this.#calls.size === 0) return;
     const now = Date.now();
-    for (const relay of this.#relays.values()) relay.beatIfQuiet(now);
+    for (const { relay } of this.#calls.values()) relay.beatIfQuiet(now);
   }
 
   /** One key per queue that every live machine keeps setting: while it exists, hosts know someone serves the queue. */
@@ -134,7 +131,7 @@ class QueueService implements QueueServer {
 
   async #close(): Promise<void> {
     clearInterval(this.#alive);
-    const grace = Math.max(0, ...this.#graces.values());
+    const grace = Math.max(0, ...[...this.#calls.values()].map((running) => running.graceMs));
     // No more calls start here (pause without waiting; BullMQ's own close would wait for the calls running) ...
     void this.#worker.pause(true).catch(() => undefined);
     // ... and those running are stopped: they end within their grace period (killed if they ignore their signal).
