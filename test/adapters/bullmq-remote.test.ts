@@ -71,6 +71,11 @@ describe('toolpool/bullmq: calls on worker machines', () => {
     expect(end).toMatchObject({ isError: false, runningMs: expect.any(Number), queuedMs: expect.any(Number) });
   });
 
+  test('a call that runs quietly for longer than lostAfterMs is not taken for lost: its machine sends heartbeats', async () => {
+    const result = (await main.executeBatch([call('quiet', 'wait', { ms: 2_500 })])).results[0]!;
+    expect(result).toMatchObject({ isError: false, content: [{ type: 'text', text: 'waited 2500 ms' }] });
+  });
+
   test('a call refused on the host never reaches the queue', async () => {
     const executor = await host('tools', { beforeToolCall: ({ toolCall }) => (toolCall.id === 'blocked' ? { block: true, reason: 'no' } : undefined) });
     const before = await direct.xlen('bull:tools:events');

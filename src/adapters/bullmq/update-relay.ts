@@ -7,7 +7,7 @@ import { PROTOCOL, type CallProgress } from './protocol.ts';
  * update is delivered while Redis keeps up; past this, intermediate ones are
  * coalesced (latest wins), and the last one always goes before the answer.
  */
-const WINDOW = 64;
+const WINDOW = 256;
 
 /**
  * A running call's updates, relayed as its job's progress, in order (one
