@@ -298,6 +298,10 @@ export const RemoteErrors = {
     `Not run: tool "${boundText(tool, 200)}" must run in the "${wanted}" tier or a stronger one (the host's isolation), and this worker machine runs it ` +
     `${own === undefined ? 'inline, on its main thread' : `in the "${own}" tier`}. Start the worker with --isolation ${wanted} (or stronger).`,
   stopping: () => 'Not run: the worker machine that took it was shutting down.',
+  // What a worker machine says about its connection (`toolpool worker` logs it).
+  workerLostRedis: (where: string, reason: string) =>
+    `Redis at ${where} is unreachable (${boundText(reason, 300)}); reconnecting, calls wait until it is back`,
+  workerRedisBack: (where: string) => `Redis at ${where} is back`,
   shutDown: (detail: string) => `Tool call stopped: the worker machine running it was shut down (${boundText(detail, 500)}).`,
   // Thrown for bad options.
   badConnection: (problem: string) =>

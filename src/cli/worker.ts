@@ -15,6 +15,8 @@ to stderr.
 
 Options:
       --redis <url>           Redis: redis://[user:password@]host:port[/db], or rediss:// for TLS
+                              (default: the TOOLPOOL_REDIS_URL environment variable, which keeps
+                              a password out of the process list)
       --queue <name>          The BullMQ queue to take calls from (the hosts' queue option)
 ${toolsFlagHelp}
                               The host must have the same modules: a call whose module differs
@@ -31,7 +33,7 @@ they ignore their signal) and answered with an error; it exits 0 and leaves no w
 child processes. TOOLPOOL_DEBUG=1 prints the stack of an error that stops it.
 
 Example:
-  toolpool worker --redis redis://:secret@10.0.0.5:6379 --queue tools --tools ./tools --isolation process`;
+  TOOLPOOL_REDIS_URL=redis://:secret@10.0.0.5:6379 toolpool worker --queue tools --tools ./tools --isolation process`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parseOrUsageError('worker', () =>
@@ -45,14 +47,16 @@ export async function workerCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${workerHelp}\n`);
     return 0;
   }
-  if (values.redis === undefined) throw usageError('worker', 'missing --redis <url>');
+  // From the environment, a password stays off the command line (which every user of the machine can read).
+  const redis = values.redis ?? process.env.TOOLPOOL_REDIS_URL;
+  if (redis === undefined) throw usageError('worker', 'missing --redis <url> (or TOOLPOOL_REDIS_URL)');
   if (values.queue === undefined) throw usageError('worker', 'missing --queue <name>');
   const loadExecutor = executorLoader('worker', values);
   const concurrency = integerFlag('worker', 'concurrency', values.concurrency);
   const bullmq = await loadBullmq();
   let target;
   try {
-    target = { connection: values.redis, queue: values.queue, ...(concurrency !== undefined ? { concurrency } : {}) };
+    target = { connection: redis, queue: values.queue, log, ...(concurrency !== undefined ? { concurrency } : {}) };
     bullmq.checkServeOptions(target);
   } catch (error) {
     throw usageError('worker', oneLineMessage(error));
@@ -63,7 +67,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   try {
     logCalls(executor, log, 'failures');
     const server = bullmq.serveQueue(executor, target);
-    log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on queue ${values.queue} at ${bullmq.redisWhere(values.redis)}`);
+    log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on queue ${values.queue} at ${bullmq.redisWhere(redis)}`);
     log(`stopping: ${await stopped}`);
     await server.close();
   } finally {

@@ -67,6 +67,8 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     open.splice(0);
     expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
     // The worker machine, Redis still away, stops on SIGTERM and exits 0.
+    expect(machine.stderrText).toMatch(/toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(.*\); reconnecting, calls wait until it is back/);
+    expect(machine.stderrText).toMatch(/toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is back/);
     const stopping = timed(async () => (machine.kill('SIGTERM'), exited(machine)));
     const { value: end, ms: stopMs } = await stopping;
     expect(end.code).toBe(0);
@@ -109,7 +111,7 @@ describe('toolpool/bullmq: options', () => {
 
 describe('toolpool worker: the command line', () => {
   test.each([
-    [['--queue', 'q', '--tools', 'tools'], /missing --redis <url>/],
+    [['--queue', 'q', '--tools', 'tools'], /missing --redis <url> \(or TOOLPOOL_REDIS_URL\)/],
     [['--redis', 'redis://127.0.0.1:1', '--tools', 'tools'], /missing --queue <name>/],
     [['--redis', 'http://x', '--queue', 'q', '--tools', 'tools'], /connection has the scheme http:/],
     [['--redis', 'redis://127.0.0.1:1', '--queue', 'q', '--tools', 'tools', '--concurrency', '0'], /--concurrency must be an integer >= 1/],

@@ -10,12 +10,15 @@ export interface ServeQueueOptions {
   queue: string;
   /** Calls this machine runs at once (default: its number of CPUs). */
   concurrency?: number;
+  /** Hears when Redis becomes unreachable and when it is back (`toolpool worker` logs it); nothing is said otherwise. */
+  log?: (line: string) => void;
 }
 
 export interface CheckedServeOptions {
   target: RedisTarget;
   queue: string;
   concurrency: number;
+  log: (line: string) => void;
 }
 
 /** Checks serveQueue's options; throws a TypeError naming the one that is wrong. */
@@ -24,6 +27,7 @@ export function checkServeOptions(options: ServeQueueOptions): CheckedServeOptio
     target: redisTarget(options.connection),
     queue: checkQueueName('serveQueue', options.queue),
     concurrency: checkConcurrency(options.concurrency),
+    log: typeof options.log === 'function' ? options.log : () => undefined,
   };
 }
 

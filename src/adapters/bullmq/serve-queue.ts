@@ -56,9 +56,10 @@ class QueueService implements QueueServer {
     private readonly executor: ServedExecutor,
     options: ServeQueueOptions,
   ) {
-    const { queue, concurrency, target } = checkServeOptions(options);
+    const { queue, concurrency, target, log } = checkServeOptions(options);
     this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
+    this.#reportConnection(log);
     this.#cancels = new CancelListener(openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`), channels.cancel(this.#queueName));
     this.#worker = new Worker(this.#queueName, (job: Job) => this.#track(this.#process(job)), {
       connection: this.#link.redis,
@@ -121,6 +122,22 @@ class QueueService implements QueueServer {
     if (this.#calls.size === 0) return;
     const now = Date.now();
     for (const { relay } of this.#calls.values()) relay.beatIfQuiet(now);
+  }
+
+  /** Says once when Redis goes away, and once when it is back: calls wait for it meanwhile. */
+  #reportConnection(log: (line: string) => void): void {
+    let down = false;
+    this.#link.redis.on('close', () => {
+      if (down || this.#closing) return;
+      down = true;
+      // The error that closed it comes just after the close: read it on the next turn.
+      setImmediate(() => log(RemoteErrors.workerLostRedis(this.#link.where, this.#link.lastError)));
+    });
+    this.#link.redis.on('ready', () => {
+      if (!down) return;
+      down = false;
+      log(RemoteErrors.workerRedisBack(this.#link.where));
+    });
   }
 
   /** One key per queue that every live machine keeps setting: while it exists, hosts know someone serves the queue. */
