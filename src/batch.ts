@@ -6,7 +6,8 @@ import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQu
 import type { RegisteredTool } from './registry.ts';
 import type { RunUsage } from './runner.ts';
 import { textResult } from './tool-result.ts';
-import type { ExecutionMode, ToolCall, ToolResult, ToolResultMessage } from './tool.ts';
+import { batchLimitsProblem, tightenLimits } from './limits.ts';
+import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from './tool.ts';
 
 export interface BatchOptions {
   /** Aborts running tools (their `ctx.signal`, then a kill after the grace period) and skips calls not yet started. */
@@ -19,6 +20,18 @@ export interface BatchOptions {
    * undecided call runs nothing and returns it in `pending`.
    */
   approvals?: ApprovalOptions;
+  /**
+   * Limits for this batch's calls that can only tighten each tool's own
+   * (a field higher than the tool's is ignored). `serveQueue` runs each
+   * call from the queue with the limits its host sent.
+   */
+  limits?: ToolLimits;
+  /**
+   * The calls' arguments already went through their tool's
+   * `prepareArguments` (on the host that sent them): they are validated
+   * again, not prepared again.
+   */
+  prepared?: boolean;
 }
 
 export interface BatchResult {
@@ -189,7 +202,7 @@ export class BatchRun {
     if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
     const settled = this.#settled?.get(call.id);
     if (settled) return this.#allow(state, tool, settled);
-    if (tool.info.hasPrepare) return this.#prepareThenValidate(state, tool, parsed.value);
+    if (tool.info.hasPrepare && this.options.prepared !== true) return this.#prepareThenValidate(state, tool, parsed.value);
     return this.#validate(state, tool, parsed.value);
   }
 
@@ -261,7 +274,7 @@ export class BatchRun {
     return tool.runner.execute({
       callId: call.id,
       args,
-      limits: tool.limits,
+      limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
       signal: this.options.signal,
       onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
       // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
@@ -366,4 +379,11 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
     }
   });
   return calls as ToolCall[];
+}
+
+/** Checks the batch options a typo would silently turn into something else; a programming error, so it throws. */
+export function checkBatchOptions(options: BatchOptions): void {
+  if (options.limits === undefined) return;
+  const problem = batchLimitsProblem(options.limits);
+  if (problem) throw new TypeError(ConfigErrors.badBatchOption('limits', problem));
 }

@@ -248,6 +248,7 @@ export const ConfigErrors = {
     `createExecutor: option toolLimits names ${names.length === 1 ? 'a tool' : 'tools'} that ${names.length === 1 ? 'does' : 'do'} not exist: ` +
     `${boundText(names.map((name) => JSON.stringify(name)).join(', '), 500)}. The tools are ${known.length ? boundText(known.join(', '), 2000) : '(none)'}.`,
   badToolCalls: (problem: string) => `executeBatch: ${problem}`,
+  badBatchOption: (option: string, problem: string) => `executeBatch: option ${option} ${problem}`,
 } as const;
 
 /** Messages about how the package itself is used. */
@@ -363,6 +364,60 @@ export const CliErrors = {
   unknownFlag: (flag: string, known: string[]) => `unknown option ${flag}; the options are ${known.join(', ')}`,
 } as const;
 
+/**
+ * toolpool/bullmq's messages. Those that end a call are read by a model on
+ * the host: they say where the call was (the queue, Redis, a worker
+ * machine) and whether it may have run; `where` is a Redis address without
+ * its password.
+ */
+export const RemoteErrors = {
+  // On the host.
+  redisDownBeforeSend: (queue: string, where: string, reason: string) =>
+    `Not run: Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") is unreachable (${boundText(reason, 300)}), so the call could not be sent to a worker machine.`,
+  redisDownWhileOut: (queue: string, where: string, reason: string) =>
+    `Tool call failed: Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") became unreachable while the call was out (${boundText(reason, 300)}), so its result cannot be read. ` +
+    'It may have run on a worker machine; it will not be run again.',
+  noWorkers: (queue: string, waitedMs: number) =>
+    `Not run: no worker machine served BullMQ queue "${boundText(queue, 200)}" for ${Math.round(waitedMs)} ms, so the call was taken off the queue. ` +
+    `Start one: toolpool worker --redis <url> --queue ${boundText(queue, 200)} --tools <folder>.`,
+  machineLost: (queue: string, lostAfterMs: number) =>
+    `Tool call failed: the worker machine running it stopped answering (no heartbeat for ${lostAfterMs} ms, lostAfterMs; BullMQ queue "${boundText(queue, 200)}"). ` +
+    'It was not finished and will not be run again.',
+  noAnswerAfterTimeout: (timeoutMs: number) =>
+    `Tool timed out after ${timeoutMs} ms (limit timeoutMs); the worker machine running it did not answer within the grace period after that, and was asked to stop it.`,
+  noAnswerAfterAbort: () => 'Tool call aborted; the worker machine running it did not confirm the stop within the grace period, and was asked to stop it.',
+  removedFromQueue: (queue: string) => `Not run: its job was removed from BullMQ queue "${boundText(queue, 200)}" before a worker machine took it.`,
+  badAnswer: (queue: string, problem: string) =>
+    `Tool call failed: the worker machine answered with something that is not a toolpool answer (${boundText(problem, 300)}). ` +
+    `Is a worker other than \`toolpool worker\` / serveQueue taking jobs from BullMQ queue "${boundText(queue, 200)}"?`,
+  jobFailed: (queue: string, reason: string) =>
+    `Tool call failed: its BullMQ job failed on queue "${boundText(queue, 200)}" (${boundText(reason, 1000)}).`,
+  // On a worker machine: the answer of a job it refuses.
+  notACall: (problem: string) => `Not run: the job is not a toolpool call (${boundText(problem, 300)}).`,
+  startedBefore: () =>
+    'Not run again: this call already started once, on a worker machine that stopped answering. toolpool runs a call at most once.',
+  toolMissing: (tool: string, available: string[]) =>
+    `Not run: this worker machine has no tool "${boundText(tool, 200)}" (it has: ${available.length ? boundText(available.join(', '), 2000) : 'none'}). ` +
+    `Start its toolpool worker with the module of "${boundText(tool, 200)}" in --tools.`,
+  versionsDiffer: (tool: string, hostHash: string, ownHash: string | undefined) =>
+    `Not run: the versions differ: this worker machine's copy of tool "${boundText(tool, 200)}" is not the module the host has ` +
+    `(module hash ${ownHash === undefined ? 'none: the tool is inline here' : ownHash.slice(0, 12)} here, ${boundText(hostHash, 64).slice(0, 12)} on the host). ` +
+    'Deploy the same version of the module on the host and on every worker machine.',
+  isolationTooWeak: (tool: string, wanted: string, own: string | undefined) =>
+    `Not run: tool "${boundText(tool, 200)}" must run in the "${wanted}" tier or a stronger one (the host's isolation), and this worker machine runs it ` +
+    `${own === undefined ? 'inline, on its main thread' : `in the "${own}" tier`}. Start the worker with --isolation ${wanted} (or stronger).`,
+  stopping: () => 'Not run: the worker machine that took it was shutting down.',
+  // What a worker machine says about its connection (`toolpool worker` logs it).
+  workerLostRedis: (where: string, reason: string) =>
+    `Redis at ${where} is unreachable (${boundText(reason, 300)}); reconnecting, calls wait until it is back`,
+  workerRedisBack: (where: string) => `Redis at ${where} is back`,
+  shutDown: (detail: string) => `Tool call stopped: the worker machine running it was shut down (${boundText(detail, 500)}).`,
+  // Thrown for bad options.
+  badConnection: (problem: string) =>
+    `toolpool/bullmq: connection ${problem}; give a redis:// or rediss:// URL, or { host, port, username?, password?, db?, tls? }.`,
+  badOption: (fn: string, option: string, problem: string) => `toolpool/bullmq: ${fn}({ ${option} }) ${problem}`,
+} as const;
+
 /** What the adapters (toolpool/mcp, toolpool/ai-sdk, `toolpool serve`) say outside a tool result. */
 export const AdapterErrors = {
   httpNotFound: (path: string) => `Not found: ${path}. The MCP endpoint is /mcp.`,
@@ -374,6 +429,7 @@ export const AdapterErrors = {
   httpFailed: (message: string) => `The MCP request failed: ${message}`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
+  bullmqMissing: (message: string) => `toolpool worker needs BullMQ and ioredis: npm install bullmq ioredis (${message})`,
   // The rest of a "Not run: "tool" needs a person's approval, and ..." error result.
   elicitationUnsupported: (client: string | undefined) =>
     `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +

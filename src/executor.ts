@@ -1,9 +1,10 @@
 import { CHECK_PENDING, checkApprovals, pendingCallProblem, type PendingApproval, type PendingCheckable } from './approval.ts';
-import { BatchRun, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
+import { BatchRun, checkBatchOptions, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
 import { ConfigErrors } from './errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
-import { definedLimits, type ToolInfo } from './tool-info.ts';
+import { definedLimits } from './tool-info.ts';
+import type { RemoteRunner } from './remote.ts';
 import { TrustDomains } from './domains/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import { checkExecutorOptions } from './options-schema.ts';
@@ -46,6 +47,15 @@ export interface ToolMetadata {
   outputSchema?: OutputSchema;
   /** Whether calls need a person's approval: `'never'`, `'always'`, or `'function'` (the tool's `needsApproval(args)` decides per call). */
   needsApproval: ApprovalPolicy;
+  /** A module tool's tier: the executor's `isolation`, or a stronger one the tool asked for. Inline tools (on the host thread) have none. */
+  isolation?: Isolation;
+  /**
+   * A module tool's content hash: its source and the files it imports of
+   * its own, not where they are (packages are not part of it). Two
+   * machines with the same module give the same hash; `toolpool/bullmq`
+   * refuses a call whose host has another version.
+   */
+  moduleHash?: string;
 }
 
 /**
@@ -84,12 +94,13 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
       toolLimits: checked.toolLimits,
       host: checked.host,
       isolation: checked.isolation,
+      ...(options.remote ? { remote: options.remote } : {}),
     });
     checkToolLimitNames(checked.toolLimits, tools);
     if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
-    return new ToolExecutor(tools, domains, checked);
+    return new ToolExecutor(tools, domains, checked, options.remote);
   } catch (error) {
-    await domains.close();
+    await Promise.all([domains.close(), options.remote?.close()]);
     throw error;
   }
 }
@@ -147,6 +158,7 @@ class ToolExecutor implements Executor, PendingCheckable {
     private readonly tools: Map<string, RegisteredTool>,
     private readonly domains: TrustDomains,
     private readonly options: CheckedOptions,
+    private readonly remote: RemoteRunner | undefined,
   ) {
     this.definitions = [...tools.values()].map(({ info }) => ({
       name: info.name,
@@ -154,7 +166,7 @@ class ToolExecutor implements Executor, PendingCheckable {
       parameters: info.parameters,
     }));
     this.labels = new Map([...tools.values()].flatMap(({ info }) => (info.label !== undefined ? [[info.name, info.label] as const] : [])));
-    this.metadata = new Map([...tools.values()].map(({ info }) => [info.name, toolMetadata(info)] as const));
+    this.metadata = new Map([...tools.values()].map((tool) => [tool.info.name, toolMetadata(tool)] as const));
   }
 
   subscribe(listener: Listener<ToolEvent>): () => void {
@@ -166,6 +178,7 @@ class ToolExecutor implements Executor, PendingCheckable {
     let calls: ToolCall[];
     try {
       calls = checkToolCalls(toolCalls);
+      checkBatchOptions(options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -193,7 +206,7 @@ class ToolExecutor implements Executor, PendingCheckable {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.domains.close();
+    await Promise.all([this.domains.close(), this.remote?.close()]);
   }
 
   [asyncDispose](): Promise<void> {
@@ -201,10 +214,12 @@ class ToolExecutor implements Executor, PendingCheckable {
   }
 }
 
-function toolMetadata(info: ToolInfo): ToolMetadata {
+function toolMetadata({ info, isolation, moduleHash }: RegisteredTool): ToolMetadata {
   return {
     ...(info.annotations !== undefined ? { annotations: info.annotations } : {}),
     ...(info.outputSchema !== undefined ? { outputSchema: info.outputSchema } : {}),
     needsApproval: info.needsApproval ?? 'never',
+    ...(isolation !== undefined ? { isolation } : {}),
+    ...(moduleHash !== undefined ? { moduleHash } : {}),
   };
 }

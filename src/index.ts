@@ -27,6 +27,7 @@ export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './o
 export type { Permissions } from './isolation/permissions.ts';
 export type { EnvOption } from './isolation/environment.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
+export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './remote.ts';
 export type { ApprovalOptions, PendingApproval } from './approval.ts';
 export type {
   AfterToolCallContext,

@@ -35,3 +35,21 @@ export function resolveLimits(host: ToolLimits, tool: ToolLimits): ResolvedLimit
 export function hostLimits(executor: ToolLimits, toolLimits: Readonly<Record<string, ToolLimits>>, toolName: string): ToolLimits {
   return Object.hasOwn(toolLimits, toolName) ? { ...executor, ...toolLimits[toolName] } : executor;
 }
+
+/** `limits` with each of `tighter`'s fields that is lower in its place: a caller's limits for one batch can only tighten a tool's. */
+export function tightenLimits(limits: ResolvedLimits, tighter: ToolLimits): ResolvedLimits {
+  return resolveLimits(limits, tighter);
+}
+
+const LIMIT_KEYS: ReadonlySet<string> = new Set(Object.keys(DEFAULT_LIMITS));
+
+/** Says what is wrong with a batch's `limits` option, or undefined: known keys, positive finite numbers. */
+export function batchLimitsProblem(limits: unknown): string | undefined {
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) return 'must be an object of limits';
+  for (const [key, value] of Object.entries(limits)) {
+    if (!LIMIT_KEYS.has(key)) return `has an unknown limit "${key.slice(0, 100)}"; the limits are ${[...LIMIT_KEYS].join(', ')}`;
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `.${key} must be a positive number`;
+    if (key === 'maxMemoryMb' && (value as number) < MIN_MEMORY_MB) return `.maxMemoryMb must be at least ${MIN_MEMORY_MB}`;
+  }
+  return undefined;
+}

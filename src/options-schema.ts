@@ -106,6 +106,13 @@ const executorProperties = {
       expected: 'a list of variable names or an object of name → value',
     }),
   ),
+  // Any object with these two methods (a class instance has others): remoteRunner() of toolpool/bullmq is one.
+  remote: Optional(
+    Type.Object(
+      { execute: FunctionOption(), close: FunctionOption() },
+      { additionalProperties: true, expected: 'a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)' },
+    ),
+  ),
 } satisfies Described<ExecutorOptions>;
 
 export const ExecutorOptionsSchema = Options(executorProperties, 'an object with a tools array');

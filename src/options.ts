@@ -1,6 +1,7 @@
 import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
 import type { EnvOption } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
+import type { RemoteRunner } from './remote.ts';
 import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from './tool.ts';
 
 // The options of `createExecutor`, as types. They live below both the
@@ -82,4 +83,11 @@ export interface ExecutorOptions {
   permissions?: Permissions;
   /** What tools see of the host environment: variable names to copy, or exact values. Default: nothing. */
   env?: EnvOption;
+  /**
+   * Run module tools' `execute` on other machines, e.g. `remoteRunner()`
+   * from `toolpool/bullmq`. This executor still reads each definition, runs
+   * `prepareArguments`, validation, `needsApproval`, the hooks and the
+   * events; inline tools run here as always. The executor closes it.
+   */
+  remote?: RemoteRunner;
 }

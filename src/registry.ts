@@ -6,8 +6,9 @@ import { ConfigErrors, errorMessage } from './errors.ts';
 import { hostForInline, runInline } from './inline-runner.ts';
 import type { Domain, TrustDomains } from './domains/trust-domains.ts';
 import { hostLimits, resolveLimits, type ResolvedLimits } from './limits.ts';
-import { toRunnableModule } from './pool/module-compiler.ts';
+import { compileModule as compileRunnable } from './pool/module-compiler.ts';
 import type { ModuleEntry } from './options.ts';
+import type { RemoteRunner } from './remote.ts';
 import type { ModuleTask } from './tier.ts';
 import type { ToolRunner } from './runner.ts';
 import { withSyntaxLocation } from './module-syntax.ts';
@@ -30,6 +31,10 @@ export interface RegisteredTool {
   readonly runner: ToolRunner;
   /** The tool's limits over the executor's over the defaults, resolved once. */
   readonly limits: ResolvedLimits;
+  /** A module tool's tier (the executor's, or a stronger one the tool asked for); inline tools have none. */
+  readonly isolation?: Isolation;
+  /** A module tool's content hash (see pool/module-hash.ts). */
+  readonly moduleHash?: string;
 }
 
 export interface RegistryContext {
@@ -39,6 +44,8 @@ export interface RegistryContext {
   toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   isolation: Isolation;
+  /** Where module tools' `execute` runs when not here (toolpool/bullmq's remoteRunner); describe, prepare and needsApproval stay here. */
+  remote?: RemoteRunner;
 }
 
 /**
@@ -51,6 +58,8 @@ export type LoadedEntry = { inline: Tool } | ModuleFound;
 interface ModuleFound {
   module: ModuleTask;
   domain: string;
+  /** What the module is (its source and the files it bundles), not where it is: a worker machine checks it against its own copy. */
+  contentHash: string;
   folder?: string;
 }
 
@@ -80,11 +89,11 @@ async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> 
 /** One module, or each tool module of a folder, with the same factory options; each module is a trust domain of its own. */
 async function loadModules(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry[]> {
   const found = await stat(path).catch(() => undefined);
-  if (found?.isFile()) return [{ module: await compileModule(path, options), domain: domainKey(path, trustDomain) }];
+  if (found?.isFile()) return [{ ...(await compileModule(path, options)), domain: domainKey(path, trustDomain) }];
   if (!found?.isDirectory()) throw new Error(ConfigErrors.moduleNotFound(path));
   const files = await toolModulesIn(path);
   if (files.length === 0) throw new Error(ConfigErrors.noToolModulesIn(path));
-  return Promise.all(files.map(async (file) => ({ module: await compileModule(file, options), domain: domainKey(file, trustDomain), folder: path })));
+  return Promise.all(files.map(async (file) => ({ ...(await compileModule(file, options)), domain: domainKey(file, trustDomain), folder: path })));
 }
 
 /**
@@ -146,7 +155,7 @@ function filesByDomain(entries: LoadedEntry[]): Map<string, string[]> {
  */
 async function registerFound(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool | undefined> {
   try {
-    return await registerModule(entry.module, context, domain);
+    return await registerModule(entry, context, domain);
   } catch (error) {
     if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source)) return undefined;
     throw error;
@@ -159,7 +168,8 @@ function reportSkipped(skipped: LoadedEntry[]): void {
   if (files.length > 0) process.emitWarning(ConfigErrors.skippedModules(files), 'ToolpoolWarning');
 }
 
-async function registerModule(ref: ModuleTask, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
+async function registerModule(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
+  let ref = entry.module;
   const where = `module ${ref.source}`;
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
   let view: DefinitionView;
@@ -174,16 +184,22 @@ async function registerModule(ref: ModuleTask, context: RegistryContext, domain:
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const isolation = strongerIsolation(context.isolation, info.isolation);
   const limits = resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits);
-  const execute: ToolRunner['execute'] = (job) => domain.execute(job, ref, isolation);
+  const task = ref;
+  const { remote } = context;
+  const moduleHash = entry.contentHash;
+  // With a remote runner only execute leaves this machine; describe, prepare and needsApproval stay in the module's domain here.
+  const execute: ToolRunner['execute'] = remote ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation }) : (job) => domain.execute(job, task, isolation);
   return {
     info,
     source: where,
     validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined }),
     ...detailsValidator(info, where, { untrusted: true }),
     limits,
+    isolation,
+    moduleHash,
     runner: {
-      prepare: (raw, signal) => domain.prepare(ref, isolation, raw, limits, signal),
-      needsApproval: (args) => domain.needsApproval(ref, isolation, args, limits),
+      prepare: (raw, signal) => domain.prepare(task, isolation, raw, limits, signal),
+      needsApproval: (args) => domain.needsApproval(task, isolation, args, limits),
       execute: isolation === 'sandbox' ? (job) => execute(job).then(withSandboxNetHint) : execute,
     },
   };
@@ -193,10 +209,10 @@ function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: bo
   return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
 }
 
-async function compileModule(path: string, options?: unknown): Promise<ModuleTask> {
+async function compileModule(path: string, options?: unknown): Promise<{ module: ModuleTask; contentHash: string }> {
   try {
-    const module = await toRunnableModule(path);
-    return { module, source: path, ...(options !== undefined ? { options } : {}) };
+    const compiled = await compileRunnable(path);
+    return { module: { module: compiled.file, source: path, ...(options !== undefined ? { options } : {}) }, contentHash: compiled.contentHash };
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
   }

@@ -11,7 +11,7 @@ const tool = (extra: Record<string, unknown>) =>
 describe('createExecutor options are checked by the options schema', () => {
   test('an unknown option is refused with the list of known ones', async () => {
     await expect(create({ tools: [], bogus: 1 } as never)).rejects.toThrow(
-      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, beforeToolCall, afterToolCall, host, limits, toolLimits, workers, isolation, permissions, env',
+      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, beforeToolCall, afterToolCall, host, limits, toolLimits, workers, isolation, permissions, env, remote',
     );
   });
 
@@ -107,4 +107,31 @@ test('the message stays bounded: ten problems named, then how many more; long na
   const error = (await create(options as never).catch((e: Error) => e)) as Error;
   expect(error.message).toMatch(/unknown option "bogus9"; .*; and 4991 more problems$/);
   expect(error.message.length).toBeLessThan(5_000);
+});
+
+describe('executeBatch({ limits }) can only tighten a tool\'s limits', () => {
+  const slow = defineTool({
+    name: 'slow',
+    description: 'd',
+    parameters: Type.Object({}),
+    limits: { timeoutMs: 300 },
+    execute: (_args, ctx) => new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+  });
+
+  test('a lower timeout applies, a higher one is ignored', async () => {
+    const executor = await createExecutor({ tools: [slow] });
+    const tighter = await executor.executeBatch([call('a', 'slow')], { limits: { timeoutMs: 50 } });
+    expect(textOf(tighter.results[0]!)).toMatch(/timed out after 50 ms/);
+    const looser = await executor.executeBatch([call('b', 'slow')], { limits: { timeoutMs: 60_000 } });
+    expect(textOf(looser.results[0]!)).toMatch(/timed out after 300 ms/);
+  });
+
+  test.each([
+    [{ timeoutMs: -1 }, 'executeBatch: option limits .timeoutMs must be a positive number'],
+    [{ timeout: 5 }, 'executeBatch: option limits has an unknown limit "timeout"; the limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs'],
+    [7, 'executeBatch: option limits must be an object of limits'],
+  ])('%j is refused', async (limits, message) => {
+    const executor = await createExecutor({ tools: [slow] });
+    await expect(executor.executeBatch([call('c', 'slow')], { limits: limits as never })).rejects.toThrow(message);
+  });
 });

@@ -69,6 +69,9 @@ describe('executor.metadata and executor.needsApproval', () => {
       annotations: { title: 'Counted', readOnlyHint: true },
       outputSchema: expect.objectContaining({ type: 'object', required: ['count', 'word'] }),
       needsApproval: 'never',
+      // A module tool's tier and content hash (toolpool/bullmq checks them); inline tools have neither.
+      isolation: 'worker',
+      moduleHash: expect.stringMatching(/^[0-9a-f]{32}$/),
     });
     expect(executor.metadata.get('plain')).toEqual({ needsApproval: 'never' });
     expect(executor.metadata.get('checked')).toEqual({ needsApproval: 'function' });

@@ -15,6 +15,7 @@ export const TOOLS = {
   hash: here('../../tools/hash.ts'),
   busyLoop: here('../tools/busy-loop.ts'),
   ioWait: here('../tools/io-wait.ts'),
+  cpuMs: here('../tools/cpu-ms.ts'),
 } as const;
 
 export const RAW_WORKER = here('../raw/raw-worker.mjs');

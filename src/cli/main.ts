@@ -11,6 +11,7 @@ Commands:
   demo    A scripted agent run with the example tools (no network, no key)
   run     An agent run against a real model (OpenAI, Anthropic, or a compatible server)
   serve   Serve tools to MCP clients (Claude Desktop, Claude Code, Cursor, the MCP Inspector)
+  worker  Run tool calls from a BullMQ queue, for hosts on other machines (toolpool/bullmq)
   help    Show help for a command
 
 Options:
@@ -24,6 +25,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: (argv) => runCommand(argv),
   // Loaded on demand: it needs @modelcontextprotocol/sdk, an optional peer dependency.
   serve: async (argv) => (await import('./serve.ts')).serveCommand(argv),
+  // Loaded on demand too: it needs bullmq and ioredis, optional peer dependencies.
+  worker: async (argv) => (await import('./worker.ts')).workerCommand(argv),
 };
 
 /** The `toolpool` command. Returns the exit code; errors become one line on stderr. */

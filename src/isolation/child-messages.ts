@@ -60,7 +60,7 @@ function checkOutcome(outcome: unknown): RunOutcome | string {
 }
 
 /** The child's usage report for a call, checked like a worker's (see usageProblem) and copied field by field. */
-function checkUsage(value: unknown): RunUsage | string {
+export function checkUsage(value: unknown): RunUsage | string {
   const problem = usageProblem(value, ['cpuMs', 'heapUsedBytes'], ['queuedMs', 'runningMs']);
   if (problem) return problem;
   const { queuedMs, runningMs, cpuMs, heapUsedBytes } = value as RunUsage;

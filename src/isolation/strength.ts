@@ -12,3 +12,8 @@ const STRENGTH: Record<Isolation, number> = { worker: 0, process: 1, sandbox: 2 
 export function strongerIsolation(host: Isolation, tool: Isolation | undefined): Isolation {
   return tool !== undefined && STRENGTH[tool] > STRENGTH[host] ? tool : host;
 }
+
+/** Whether `tier` hides less from a tool than `floor` does; no tier at all (an inline tool, on the host thread) is weaker than every tier. */
+export function isWeakerIsolation(tier: Isolation | undefined, floor: Isolation): boolean {
+  return tier === undefined || STRENGTH[tier] < STRENGTH[floor];
+}

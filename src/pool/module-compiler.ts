@@ -4,12 +4,21 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
+import { moduleContentHash, textHash } from './module-hash.ts';
 import { pathToFileURL } from 'node:url';
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
 /** Where compiled modules live; permission-restricted workers get read access to it. */
 export const COMPILE_CACHE_DIR = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`);
+
+/** A tool module made importable by a plain worker, and what it is (see module-hash.ts). */
+export interface RunnableModule {
+  /** The file a worker imports: the module itself (JavaScript) or its compiled copy (TypeScript). */
+  file: string;
+  /** The hash of the module's own source files, the same wherever they are. */
+  contentHash: string;
+}
 
 /**
  * Returns a path that a plain Node worker can import. JavaScript comes back
@@ -24,22 +33,48 @@ export async function toRunnableModule(file: string): Promise<string> {
   if (!TYPESCRIPT.has(extname(file))) return file;
   const given = precompiled.get(file);
   if (given !== undefined) return given;
+  return (await compileModule(file)).file;
+}
+
+/**
+ * The same, with the module's content hash. A JavaScript module is read by
+ * the same bundling pass (its output dropped), so that the files it imports
+ * count in its hash as a TypeScript module's do.
+ */
+export async function compileModule(file: string): Promise<RunnableModule> {
+  if (TYPESCRIPT.has(extname(file))) return compileTypeScript(file);
+  try {
+    return { file, contentHash: (await bundle(file)).contentHash };
+  } catch {
+    // A JavaScript module esbuild cannot follow (a syntax error, an odd import) is hashed alone; importing it in a worker says what is wrong.
+    return { file, contentHash: textHash(await readFile(file, 'utf8')) };
+  }
+}
+
+async function compileTypeScript(file: string): Promise<RunnableModule> {
+  const { code, contentHash } = await bundle(file);
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  const out = join(COMPILE_CACHE_DIR, `${basename(file, extname(file))}-${hash}.mjs`);
+  await writeVerified(out, code);
+  return { file: out, contentHash };
+}
+
+/** The module with its relative imports bundled, and its content hash from the same pass. */
+async function bundle(file: string): Promise<{ code: string; contentHash: string }> {
+  const sources = new Map<string, string>();
   const result = await build({
     entryPoints: [file],
     bundle: true,
     write: false,
+    metafile: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    sourcemap: 'inline',
+    sourcemap: TYPESCRIPT.has(extname(file)) ? 'inline' : false,
     logLevel: 'silent',
-    plugins: [pinPackagesToSource(), keepImportMetaOfSource()],
+    plugins: [pinPackagesToSource(), keepImportMetaOfSource(sources)],
   });
-  const code = result.outputFiles[0]!.text;
-  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const out = join(COMPILE_CACHE_DIR, `${basename(file, extname(file))}-${hash}.mjs`);
-  await writeVerified(out, code);
-  return out;
+  return { code: result.outputFiles[0]!.text, contentHash: moduleContentHash(file, result.metafile, sources, process.cwd()) };
 }
 
 /**
@@ -88,13 +123,14 @@ function pinPackagesToSource(): Plugin {
   };
 }
 
-/** `import.meta.url` in a bundled file must still name the file it was written in. */
-function keepImportMetaOfSource(): Plugin {
+/** `import.meta.url` in a bundled file must still name the file it was written in. Each source read is kept in `sources`, for the content hash. */
+function keepImportMetaOfSource(sources: Map<string, string>): Plugin {
   return {
     name: 'toolpool-import-meta',
     setup(builder) {
       builder.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
         const source = await readFile(args.path, 'utf8');
+        sources.set(args.path, source);
         const contents = source.includes('import.meta')
           ? source
               .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))

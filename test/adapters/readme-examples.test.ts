@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,7 +9,9 @@ import { describe, expect, test } from 'vitest';
 import { createMcpServer } from '../../src/adapters/mcp/index.ts';
 import deploy from '../../src/adapters/mcp/tool-metadata.examples.ts';
 import { useExecutors } from '../support/executors.ts';
-import { root } from '../support/mcp-serve.ts';
+import { exited, root } from '../support/mcp-serve.ts';
+import { startMachine } from '../support/queue-machines.ts';
+import { startRedis } from '../support/redis-server.ts';
 
 const readme = readFileSync(`${root}/README.md`, 'utf8');
 
@@ -28,6 +31,7 @@ describe('README examples', () => {
     ['src/adapters/mcp/tool-metadata.examples.ts', 'mcp'],
     ['src/adapters/ai-sdk/ai-sdk.examples.ts', 'ai-sdk'],
     ['src/adapters/ai-sdk/approval.examples.ts', 'ai-sdk'],
+    ['src/adapters/bullmq/bullmq.examples.ts', 'bullmq'],
   ])('the README quotes %s as it is (and it has under 25 lines)', (file, subpath) => {
     const code = quoted(file, subpath);
     expect(readme).toContain(`\`\`\`ts\n${code}\`\`\``);
@@ -53,6 +57,26 @@ describe('README examples', () => {
     // The SDK transport sends SIGTERM only after 2 s; the example exited on its own before that.
     expect(Date.now() - closing).toBeLessThan(2_000);
     expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  test('the across-machines example runs: its call goes through Redis to a toolpool worker and comes back', async () => {
+    const redis = await startRedis();
+    try {
+      const machine = await startMachine(redis.url, 'tools', { tools: 'tools', args: ['--isolation', 'process'] });
+      const example = spawn(process.execPath, ['--import', 'tsx', 'src/adapters/bullmq/bullmq.examples.ts'], {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: redis.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      example.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      expect((await exited(example)).code).toBe(0);
+      expect(stdout).toContain("[ { type: 'text', text: '2 ^ 10 = 1024' } ]");
+      machine.kill('SIGTERM');
+      expect((await exited(machine)).code).toBe(0);
+    } finally {
+      await redis.stop();
+    }
   });
 
   const open = useExecutors();

@@ -58,7 +58,12 @@ export type ServeChild = ChildProcess & { stderrText: string };
 
 /** `node bin/toolpool.js serve ...` with piped stdio; stderr is collected in `stderrText`. */
 export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): ServeChild {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
+  return startToolpool('serve', args, env);
+}
+
+/** `node bin/toolpool.js <command> ...`, the same way. */
+export function startToolpool(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ServeChild {
+  const child = spawn(process.execPath, [bin, command, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
   child.stderrText = '';
   child.stderr!.on('data', (chunk: Buffer) => (child.stderrText += chunk.toString()));
   return child;
@@ -74,7 +79,7 @@ export function waitForLine(child: ServeChild, pattern: RegExp, timeoutMs = 20_0
       resolve(match[1] ?? match[0]);
     };
     const timer = setTimeout(() => (cleanup(), reject(new Error(`no stderr line like ${pattern}; stderr: ${child.stderrText}`))), timeoutMs);
-    const onExit = () => (cleanup(), reject(new Error(`toolpool serve exited; stderr: ${child.stderrText}`)));
+    const onExit = () => (cleanup(), reject(new Error(`toolpool exited; stderr: ${child.stderrText}`)));
     const cleanup = () => {
       clearTimeout(timer);
       child.stderr!.off('data', check);
