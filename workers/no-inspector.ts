@@ -13,7 +13,22 @@ const refuse = () => {
   throw new Error('toolpool: the inspector is not available to tools');
 };
 
+/**
+ * Node's raw bindings are reachable from any thread as `process.binding`
+ * and `process._linkedBinding`; the inspector binding's
+ * `MainThreadConnection` opens a session on the process's main thread (in
+ * the worker tier, the host's: every domain's calls, its functions, its
+ * files). Under the permission model Node refuses `process.binding`; a
+ * worker without permissions gets both replaced before any tool code runs.
+ */
+const refuseBinding = () => {
+  throw new Error("toolpool: Node's internal bindings are not available to tools");
+};
+
 export function disableInspector(): void {
+  for (const name of ['binding', '_linkedBinding']) {
+    Object.defineProperty(process, name, { value: refuseBinding, writable: false, configurable: false, enumerable: false });
+  }
   for (const Session of [inspector.Session, inspectorPromises.Session]) {
     Object.defineProperty(Session.prototype, 'connect', { value: refuse, writable: false, configurable: false });
     Object.defineProperty(Session.prototype, 'connectToMainThread', { value: refuse, writable: false, configurable: false });

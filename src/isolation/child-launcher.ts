@@ -39,7 +39,7 @@ export interface ChildSpec {
 export interface ChildLaunch {
   command: string;
   args: string[];
-  /** Must keep fd 3 a `'pipe'`, toolpool's framed channel, and fd 2 a pipe (see `childSpawnOptions`). */
+  /** Must keep fds 0 and 3 `'pipe'`s, toolpool's framed channel, and fd 2 a pipe (see `childSpawnOptions`). */
   options: SpawnOptions;
   /** Called once after the child exited, to undo what the launch set up (a proxy, a socket). */
   cleanup?: () => void;
@@ -58,21 +58,32 @@ export interface ChildLauncher {
 
 type StdioEntry = Exclude<StdioOptions, string>[number];
 
-/** Where the framed channel to the host is in the child (see frame-channel.ts). */
-export const CHANNEL_FD = 3;
+/**
+ * Where the framed channel is in the child (see frame-channel.ts): the host's
+ * frames come in on fd 0, the child's go out on fd 3. Two descriptors because
+ * Node 25+ under the permission model lets a process open a socket on its
+ * own stdio without `--allow-net` but on no other descriptor, and the child
+ * must not need network access to reach its host: it reads its stdin as a
+ * socket and writes fd 3 with plain descriptor writes, which no permission
+ * gates.
+ */
+export const FROM_HOST_FD = 0;
+export const TO_HOST_FD = 3;
 
 /**
- * The spawn options every launcher starts from: the clean env, no stdin,
- * stderr through a pipe (the host forwards it, and reads "out of memory"
- * from it to name the memory limit), a socket on fd 3 for toolpool's own
+ * The spawn options every launcher starts from: the clean env, stdout and
+ * stderr through pipes (the host forwards both to its stderr,
+ * marked as tool output, and reads "out of memory" from stderr to name the
+ * memory limit; the child never gets the host's own stdout, which a host
+ * may use for a protocol), sockets on fds 0 and 3 for toolpool's own
  * framed channel (not Node's IPC channel, whose parser a tool could break
  * with a few bytes), and a session of its own, so a tool's `kill(0)` or a
  * signal to the host's process group does not reach the host.
  */
-export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'inherit', stderr: StdioEntry = 'pipe'): SpawnOptions {
+export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'pipe', stderr: StdioEntry = 'pipe'): SpawnOptions {
   return {
     env: spec.env,
-    stdio: ['ignore', stdout, stderr, 'pipe'],
+    stdio: ['pipe', stdout, stderr, 'pipe'],
     detached: true,
     ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
   };

@@ -42,12 +42,15 @@ export function childDataCapBytes(reservation: NodeReservation, workers: number,
   return Math.ceil((nodeMb + maxMemoryMb) * 1024 * 1024);
 }
 
-// Starts two workers one after the other and prints VmData (kB) before and after each.
+// Starts two workers one after the other and prints VmData (kB) before and after each. The first figure is taken
+// after an async fs call: libuv's thread pool (4 threads, each with a stack of RLIMIT_STACK, 32 MB at the usual 8 MB)
+// starts with the first one, and the child always starts it (it writes its channel through fs; tools use fs too).
 const PROBE = `
 const { Worker } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
+const { readFileSync, promises } = require('node:fs');
 const vmData = () => Number(/VmData:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
 (async () => {
+  await promises.stat('/');
   const seen = [vmData()];
   for (let i = 0; i < 2; i++) {
     const worker = new Worker('require("node:worker_threads").parentPort.postMessage(0); setInterval(() => {}, 1e6)', {

@@ -12,12 +12,14 @@ const isRoot = () => process.geteuid?.() === 0;
  * /proc that shows only the namespace's processes, a session of its own,
  * and death with the host. bwrap is PID 1 inside, so the command's
  * `process.ppid` is bwrap (which ignores what it is sent) and the host's
- * PIDs do not exist. Run by root it keeps root's rights, as the process
- * tier always did; run by another user it needs a user namespace, which
- * gets no capabilities and may not nest.
+ * PIDs do not exist. Run by root it keeps root's file rights, as the
+ * process tier always did, but no capability; run by another user it needs
+ * a user namespace, which gets no capabilities and may not nest.
  */
 export function pidNamespaceArgs(command: readonly string[]): string[] {
-  const userNamespace = isRoot() ? [] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
+  // Root keeps root's file rights but no capability: with CAP_SYS_ADMIN it could unmount this /proc and reach the host's
+  // processes again (their memory, their environment). bwrap also sets no_new_privs, so no exec gives them back.
+  const userNamespace = isRoot() ? ['--cap-drop', 'ALL'] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
   return [...userNamespace, '--dev-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--new-session', '--', ...command];
 }
 

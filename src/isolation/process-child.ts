@@ -32,7 +32,8 @@ function onHostMessage(message: HostToChild): void {
       usePrecompiled(message.init.precompiled ?? {});
       const { closeFds: _closed, hostFunctionNames: _names, precompiled: _compiled, maxOpenFiles: _files, ...options } = message.init;
       const execArgv = options.execArgv === 'inherit' ? process.execArgv : options.execArgv;
-      pools = new PoolSet({ ...options, execArgv, hostFunctions: hostFunctions(message.init) });
+      // The host marks what this child prints as tool output: its workers' lines go out unmarked.
+      pools = new PoolSet({ ...options, execArgv, hostFunctions: hostFunctions(message.init), toolOutputPrefix: '' });
       return send({ type: 'ready' });
     }
     case 'describe':

@@ -1,6 +1,6 @@
 /**
  * Messages between the host and the process tier's child, over toolpool's
- * framed channel on the child's fd 3 (frame-channel.ts: structured clone in
+ * framed channel on the child's fds 0 and 3 (frame-channel.ts: structured clone in
  * length-prefixed frames). The channel is ordered, so a call's updates
  * always arrive before its result.
  */

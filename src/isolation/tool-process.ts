@@ -8,13 +8,14 @@ import { toRunnableModule } from '../pool/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
 import { checkPayload } from '../pool/payload.ts';
 import { toolKeyOf } from '../pool/pool-call.ts';
+import { forwardToolOutput } from '../pool/tool-output.ts';
 import type { ThreadBudget } from '../pool/thread-budget.ts';
 import { HOST_READS_CPU, heapBoundBytes } from '../pool/usage-reading.ts';
 import { withQueuedBefore, type RunJob, type RunOutcome, type RunUsage } from '../runner.ts';
 import type { ModuleTask, PrepareLimits } from '../tier.ts';
 import type { DefinitionView } from '../tool-view.ts';
 import type { HostFunctions } from '../tool.ts';
-import { CHANNEL_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
+import { FROM_HOST_FD, TO_HOST_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
 import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
 import { ChildSlots } from './child-slots.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
@@ -74,10 +75,11 @@ type Expect = {
   onSent?: () => void;
 };
 
-/** A started child: the process and the host's end of its framed channel. */
+/** A started child: the process and the host's ends of its framed channel (see FROM_HOST_FD). */
 interface Child {
   process: ChildProcess;
-  channel: Socket;
+  toChild: Socket;
+  fromChild: Socket;
   /** The launch reports a signal death as exit code 128 + N. */
   signalsAsExitCodes: boolean;
   /** The child said it holds too many open descriptors: it is replaced once its requests are answered. */
@@ -245,7 +247,7 @@ export class ToolProcess {
     if (this.#child !== child) return; // an older child; its requests were already failed
     this.#starting = undefined;
     this.#child = undefined;
-    child.channel.destroy();
+    closeChannel(child);
     for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
   }
 
@@ -270,13 +272,16 @@ export class ToolProcess {
     const launcher = this.options.launcher ?? processLauncher;
     const launch = await launcher.launch(await this.#spec());
     const process = spawn(launch.command, launch.args, launch.options);
-    const channel = process.stdio[CHANNEL_FD] as Socket;
-    const child: Child = { process, channel, signalsAsExitCodes: launch.signalsAsExitCodes === true };
+    const toChild = process.stdio[FROM_HOST_FD] as Socket;
+    const fromChild = process.stdio[TO_HOST_FD] as Socket;
+    toChild.on('error', () => undefined); // a child that closed its stdin is gone or going: its exit says why
+    const child: Child = { process, toChild, fromChild, signalsAsExitCodes: launch.signalsAsExitCodes === true };
     this.#child = child;
     this.#stderrTail = '';
-    process.stderr?.on('data', (chunk: Buffer) => {
-      globalThis.process.stderr.write(chunk);
-      this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    // Everything the child prints is a tool's (or about one): to this process's stderr, marked, never to its stdout.
+    for (const output of [process.stdout, process.stderr]) if (output) forwardToolOutput(output);
+    process.stderr?.on('data', (chunk: string) => {
+      this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
     });
     const firstMessage = this.#listen(child);
     process.on('exit', (code, signal) => this.#onExit(child, code, signal));
@@ -308,11 +313,11 @@ export class ToolProcess {
       (problem) => {
         if (first) first({ type: 'broken', problem });
         else if (child === this.#child) this.#kill(ToolErrors.processBrokeProtocol(`it sent ${problem}`));
-        child.channel.destroy();
+        closeChannel(child);
       },
     );
-    child.channel.on('data', (chunk: Buffer) => reader.push(chunk));
-    child.channel.on('error', () => undefined); // the child's exit says what happened
+    child.fromChild.on('data', (chunk: Buffer) => reader.push(chunk));
+    child.fromChild.on('error', () => undefined); // the child's exit says what happened
     return firstMessage;
   }
 
@@ -435,17 +440,24 @@ export class ToolProcess {
   #refWhileBusy(child: Child): void {
     if (this.#pending.size > 0) {
       child.process.ref();
-      child.channel.ref();
+      child.toChild.ref();
+      child.fromChild.ref();
     } else {
       child.process.unref();
-      child.channel.unref();
+      child.toChild.unref();
+      child.fromChild.unref();
     }
   }
 }
 
 function write(child: Child, message: HostToChild): void {
-  if (child.channel.destroyed) return;
-  for (const part of encodeFrame(message)) child.channel.write(part);
+  if (child.toChild.destroyed) return;
+  for (const part of encodeFrame(message)) child.toChild.write(part);
+}
+
+function closeChannel(child: Child): void {
+  child.toChild.destroy();
+  child.fromChild.destroy();
 }
 
 /** A launcher that reports signal deaths as 128 + N (bwrap) gets its signal named again. */

@@ -15,6 +15,7 @@ import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, 
 import { randomRunId } from './run-ids.ts';
 import { StartCounter } from './start-counter.ts';
 import { watchWorkerBirths } from './worker-births.ts';
+import { forwardToolOutput, TOOL_OUTPUT_PREFIX } from './tool-output.ts';
 import { ThreadBudget } from './thread-budget.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
@@ -35,6 +36,8 @@ export interface WorkerPoolOptions {
   codeRangeSizeMb?: number;
   /** The cap on threads this pool shares with the pools of other trust domains (default: its own, of maxWorkers). */
   budget?: ThreadBudget;
+  /** Marks each line the workers print (default TOOL_OUTPUT_PREFIX; '' in a child process, whose host marks its output). */
+  toolOutputPrefix?: string;
 }
 
 /** A call whose worker died before starting it is sent to a worker again, this often at most. */
@@ -458,6 +461,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
   /** Every Worker of this process is seen here; this pool's own are bound by their first message. */
   #adopt(worker: Worker): void {
     if (!this.#piscina.threads.includes(worker)) return;
+    redirectToolOutput(worker, this.options.toolOutputPrefix);
     let bound = false;
     const onMessage = (message: unknown) => {
       if (!bound && isHello(message)) {
@@ -502,6 +506,19 @@ export class WorkerPool implements ChannelOwner, CallControls {
       this.untracked--;
     }
   }
+
+}
+
+/**
+ * Node pipes a worker's stdout into this process's stdout: a tool's
+ * console.log would land there, in a protocol the host may speak on it.
+ * Both streams go to stderr instead, each line marked.
+ */
+function redirectToolOutput(worker: Worker, prefix = TOOL_OUTPUT_PREFIX): void {
+  worker.stdout.unpipe(process.stdout);
+  worker.stderr.unpipe(process.stderr);
+  forwardToolOutput(worker.stdout, prefix);
+  forwardToolOutput(worker.stderr, prefix);
 }
 
 function isHello(message: unknown): message is { [WORKER_HELLO]: unknown; port: unknown; starts?: unknown } {

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { forwardToolOutput } from '../../pool/tool-output.ts';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,9 +37,8 @@ export async function sandboxStdio(): Promise<SandboxStdio> {
   while (accepted.length < 2) await new Promise((resolve) => setImmediate(resolve));
   server.close();
   await rm(folder, { recursive: true, force: true }); // connected sockets need no name
-  // Accepted in connection order: the first is stdout's peer.
-  accepted[0]!.pipe(process.stdout, { end: false });
-  accepted[1]!.pipe(process.stderr, { end: false });
+  // Both go to the host's stderr, marked as a tool's: never to its stdout, which a host may use for a protocol.
+  for (const peer of accepted) forwardToolOutput(peer);
   // Like the child's IPC channel when idle, these must not keep the host alive.
   for (const socket of [stdout, stderr, ...accepted]) socket.unref();
   return {
