@@ -136,16 +136,17 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
   };
 }
 
-/** The runnable files of each domain's modules: what its workers may read under permissions, and nothing of other domains. */
-function filesByDomain(entries: LoadedEntry[]): Map<string, string[]> {
-  const files = new Map<string, string[]>();
+/** The runnable files and sources of each domain's modules: what its workers may read under permissions, and nothing of other domains. */
+function filesByDomain(entries: LoadedEntry[]): Map<string, { files: string[]; sources: string[] }> {
+  const byDomain = new Map<string, { files: string[]; sources: string[] }>();
   for (const entry of entries) {
     if (!('module' in entry)) continue;
-    const list = files.get(entry.domain) ?? [];
-    if (!list.includes(entry.module.module)) list.push(entry.module.module);
-    files.set(entry.domain, list);
+    const modules = byDomain.get(entry.domain) ?? { files: [], sources: [] };
+    if (!modules.files.includes(entry.module.module)) modules.files.push(entry.module.module);
+    if (!modules.sources.includes(entry.module.source)) modules.sources.push(entry.module.source);
+    byDomain.set(entry.domain, modules);
   }
-  return files;
+  return byDomain;
 }
 
 /**

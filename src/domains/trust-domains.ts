@@ -8,7 +8,7 @@ import type { RunJob, RunOutcome } from '../runner.ts';
 import type { DefinitionView } from '../tool-view.ts';
 import type { Isolation } from '../tool.ts';
 
-export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'budget'>;
+export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'moduleSources' | 'budget'>;
 
 /** How often idle domains are looked for, at most; sooner when idleTimeoutMs is short. */
 const REAP_SWEEP_MS = 1_000;
@@ -42,11 +42,15 @@ export class TrustDomains {
     if (isolation === 'sandbox') await checkSandboxSupport();
   }
 
-  /** The domain named `key`, whose modules are `moduleFiles` (what its workers may read under permissions). */
-  domain(key: string, moduleFiles: readonly string[]): Domain {
+  /**
+   * The domain named `key`, whose modules are `modules`: their runnable
+   * files and their sources (what its workers may read under permissions,
+   * and nothing of other domains).
+   */
+  domain(key: string, modules: { files: readonly string[]; sources: readonly string[] }): Domain {
     let domain = this.#domains.get(key);
     if (!domain) {
-      domain = new Domain({ ...this.options, moduleFiles: [...moduleFiles], budget: this.#budget }, () => this.#watchIdle());
+      domain = new Domain({ ...this.options, moduleFiles: [...modules.files], moduleSources: [...modules.sources], budget: this.#budget }, () => this.#watchIdle());
       this.#domains.set(key, domain);
     }
     return domain;

@@ -1,5 +1,5 @@
 import { PermissionErrors, SandboxErrors } from '../errors.ts';
-import { COMPILE_CACHE_DIR } from '../pool/module-compiler.ts';
+import { compileCacheDir, compiledRuntimeDir } from '../pool/module-compiler.ts';
 import { PoolSet } from '../pool/pool-set.ts';
 import { workerEntryReadPaths } from '../pool/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../tool.ts';
@@ -32,8 +32,10 @@ export interface TierOptions {
   defaultMemoryMb: number;
   /** How long importing a tool module to read its definition may take. */
   loadTimeoutMs: number;
-  /** The runnable tool module files, so permission-restricted workers may load them. */
+  /** The runnable tool module files, so permission-restricted workers may load them (and nothing else of the compile cache). */
   moduleFiles: string[];
+  /** The modules' own files, whose nearest node_modules their workers may read (not the compiled copies': those live in the cache). */
+  moduleSources?: string[];
   /** What this Node's permission model can do; measured when not given (tests give it to try the fallbacks). */
   permissionSupport?: PermissionSupport;
   /** The cap on threads these tiers share with other trust domains' (see ThreadBudget). */
@@ -77,8 +79,8 @@ export class Tiers {
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
   processOptions(launcher?: ChildLauncher, permissions = this.options.permissions): ProcessTierOptions {
-    const { permissions: _given, moduleFiles, permissionSupport: _support, ...rest } = this.options;
-    const ownReads = this.#ownReads(moduleFiles);
+    const { permissions: _given, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, ...rest } = this.options;
+    const ownReads = this.#ownReads();
     return {
       ...rest,
       // Never [] under permissions: a worker with an explicit empty execArgv in a restricted process is unrestricted.
@@ -121,14 +123,16 @@ export class Tiers {
   }
 
   #poolOptions() {
-    const { permissions, moduleFiles, permissionSupport: _support, ...rest } = this.options;
-    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(moduleFiles), this.#support) : [] };
+    const { permissions, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, ...rest } = this.options;
+    return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(), this.#support) : [] };
   }
 
   /** What the workers must read to run at all: the worker entry, the tool modules and their packages. */
-  #ownReads(moduleFiles: string[]): string[] {
-    const packageFolders = moduleFiles.map(nearestNodeModules).filter((dir): dir is string => dir !== undefined);
-    return [COMPILE_CACHE_DIR, ...workerEntryReadPaths(), dependencyRoot(), ...moduleFiles, ...packageFolders];
+  #ownReads(): string[] {
+    const { moduleFiles, moduleSources = moduleFiles } = this.options;
+    const packageFolders = moduleSources.map(nearestNodeModules).filter((dir): dir is string => dir !== undefined);
+    // Of the compile cache only toolpool's runtime and this domain's own modules: not what other modules compiled.
+    return [compiledRuntimeDir(), ...workerEntryReadPaths(), dependencyRoot(), ...moduleFiles, ...packageFolders];
   }
 }
 
@@ -159,8 +163,8 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
  * (nobody) must be able to use what it is given.
  */
 function checkSandboxPermissions(permissions: Permissions): void {
-  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
+  const cover = writeRootCovering(permissions, compileCacheDir());
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
   const problem = sandboxAccessProblem(permissions.fsRead ?? [], permissions.fsWrite ?? []);
   if (problem !== undefined) throw new TypeError(SandboxErrors.notAccessibleAsNobody(problem));
 }
@@ -169,7 +173,7 @@ function checkSandboxPermissions(permissions: Permissions): void {
 function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
   if (Array.isArray(permissions.net)) throw new TypeError(PermissionErrors.netListNeedsSandbox(tier));
   if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
-  const cover = writeRootCovering(permissions, COMPILE_CACHE_DIR);
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, COMPILE_CACHE_DIR));
+  const cover = writeRootCovering(permissions, compileCacheDir());
+  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
 }
 

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
-import { toRunnableModule } from '../pool/module-compiler.ts';
+import { toRunnableRuntime } from '../pool/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
 import { checkPayload } from '../pool/payload.ts';
 import { toolKeyOf } from '../pool/pool-call.ts';
@@ -511,7 +511,7 @@ async function precompiledForChild(): Promise<Record<string, string>> {
   const extension = extname(fileURLToPath(import.meta.url));
   if (extension !== '.ts') return {};
   const workerEntry = fileURLToPath(new URL(`../../workers/tool-worker${extension}`, import.meta.url));
-  return { [workerEntry]: await toRunnableModule(workerEntry) };
+  return { [workerEntry]: await toRunnableRuntime(workerEntry) };
 }
 
 function childEntryFile(): Promise<string> {
@@ -521,5 +521,5 @@ function childEntryFile(): Promise<string> {
 /** A module of this folder as a file the child can load (compiled into the cache when running from sources). */
 async function childModule(name: string): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  return toRunnableModule(fileURLToPath(new URL(`./${name}${extension}`, import.meta.url)));
+  return toRunnableRuntime(fileURLToPath(new URL(`./${name}${extension}`, import.meta.url)));
 }

@@ -1,5 +1,6 @@
 import { build, type Plugin } from 'esbuild';
 import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -9,8 +10,51 @@ import { pathToFileURL } from 'node:url';
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
-/** Where compiled modules live; permission-restricted workers get read access to it. */
-export const COMPILE_CACHE_DIR = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`);
+let cacheRoot: string | undefined;
+
+/**
+ * Where compiled modules live: a folder of this user's in the temporary
+ * folder, reused across processes. Its name is predictable, so another
+ * user could make it first and swap what a worker imports: it is used only
+ * when it is a real folder (not a link) that this user owns and nobody else
+ * may write; otherwise this process compiles into a private folder of its
+ * own. Tool modules go to `modules/` (a domain's workers may read only its
+ * own files there), toolpool's own runtime, when it runs from sources, to
+ * `runtime/` (every worker may read it).
+ */
+export function compileCacheDir(): string {
+  if (cacheRoot) return cacheRoot;
+  const shared = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`);
+  cacheRoot = ownedFolder(shared) ? shared : privateCache();
+  for (const sub of ['modules', 'runtime']) mkdirSync(join(cacheRoot, sub), { recursive: true, mode: 0o755 });
+  return cacheRoot;
+}
+
+/** Toolpool's own compiled runtime (its worker entry, the process tier's child entries). */
+export function compiledRuntimeDir(): string {
+  return join(compileCacheDir(), 'runtime');
+}
+
+function ownedFolder(path: string): boolean {
+  try {
+    mkdirSync(path, { mode: 0o755 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+  }
+  try {
+    const stats = lstatSync(path);
+    const uid = process.getuid?.();
+    return stats.isDirectory() && !stats.isSymbolicLink() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+function privateCache(): string {
+  const folder = mkdtempSync(join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}-`));
+  process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  return folder;
+}
 
 /** A tool module made importable by a plain worker, and what it is (see module-hash.ts). */
 export interface RunnableModule {
@@ -36,13 +80,21 @@ export async function toRunnableModule(file: string): Promise<string> {
   return (await compileModule(file)).file;
 }
 
+/** The same for a file of toolpool's own runtime, into the cache's `runtime/` folder. */
+export async function toRunnableRuntime(file: string): Promise<string> {
+  if (!TYPESCRIPT.has(extname(file))) return file;
+  const given = precompiled.get(file);
+  if (given !== undefined) return given;
+  return (await compileTypeScript(file, compiledRuntimeDir())).file;
+}
+
 /**
  * The same, with the module's content hash. A JavaScript module is read by
  * the same bundling pass (its output dropped), so that the files it imports
  * count in its hash as a TypeScript module's do.
  */
 export async function compileModule(file: string): Promise<RunnableModule> {
-  if (TYPESCRIPT.has(extname(file))) return compileTypeScript(file);
+  if (TYPESCRIPT.has(extname(file))) return compileTypeScript(file, join(compileCacheDir(), 'modules'));
   try {
     return { file, contentHash: (await bundle(file)).contentHash };
   } catch {
@@ -51,10 +103,10 @@ export async function compileModule(file: string): Promise<RunnableModule> {
   }
 }
 
-async function compileTypeScript(file: string): Promise<RunnableModule> {
+async function compileTypeScript(file: string, folder: string): Promise<RunnableModule> {
   const { code, contentHash } = await bundle(file);
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const out = join(COMPILE_CACHE_DIR, `${basename(file, extname(file))}-${hash}.mjs`);
+  const out = join(folder, `${basename(file, extname(file))}-${hash}.mjs`);
   await writeVerified(out, code);
   return { file: out, contentHash };
 }

@@ -8,7 +8,7 @@ import type { DefinitionView } from '../tool-view.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import type { HostFunctions } from '../tool.ts';
 import { HostFunctionTable } from './host-functions.ts';
-import { toRunnableModule } from './module-compiler.ts';
+import { toRunnableRuntime } from './module-compiler.ts';
 import { CallQueue } from './call-queue.ts';
 import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
 import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
@@ -542,7 +542,7 @@ function checkReply(reply: unknown): boolean {
  */
 async function workerEntryFile(): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  return toRunnableModule(join(workerEntryDirectory(), 'workers', `tool-worker${extension}`));
+  return toRunnableRuntime(join(workerEntryDirectory(), 'workers', `tool-worker${extension}`));
 }
 
 /** The package folder holding the worker entry (`workers/`) and the library code it imports (`src/`). */

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createExecutor, type ExecutorOptions, type ToolResultMessage } from '../../src/index.ts';
+import { compiledRuntimeDir } from '../../src/pool/module-compiler.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
 import { childPids, eventually } from '../support/leaks.ts';
 
@@ -24,7 +25,7 @@ const asRoot = process.geteuid?.() === 0;
 /** A host folder the sandbox is never given: the test's own fixtures. */
 const besideTheTool = fixture('hostile/hostile.ts');
 const unboundHostPath = fixture(`hostile/sandbox-written-${process.pid}.txt`);
-const compileCacheFile = join(tmpdir(), `toolpool-modules-${process.getuid?.() ?? 'user'}`, `poisoned-${process.pid}.mjs`);
+const compileCacheFile = join(compiledRuntimeDir(), `poisoned-${process.pid}.mjs`);
 const nodeModulesFile = fixture(`../../node_modules/poisoned-${process.pid}.mjs`);
 const ORPHAN_MARKER = `toolpool-orphan-${process.pid}`;
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toRunnableModule } from '../../pool/module-compiler.ts';
+import { toRunnableRuntime } from '../../pool/module-compiler.ts';
 import { childSpawnOptions, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
 import { bwrapArgs, type GeneratedFile } from './bwrap-args.ts';
 import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarget } from './net-allowlist.ts';
@@ -100,5 +100,5 @@ async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> {
 
 function sandboxEntryFile(): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  return toRunnableModule(fileURLToPath(new URL(`./sandbox-child${extension}`, import.meta.url)));
+  return toRunnableRuntime(fileURLToPath(new URL(`./sandbox-child${extension}`, import.meta.url)));
 }
