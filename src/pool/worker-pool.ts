@@ -89,6 +89,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
   untracked = 0;
   #closing = false;
   readonly #budget: ThreadBudget;
+  /** Aborted by close(): ends the tasks waiting for a thread token. */
+  readonly #closed = new AbortController();
   /** Leaves the budget's queue, while this pool waits there for a token to start a worker on a call. */
   #leaveBudgetQueue: (() => void) | undefined;
   /** A token the budget handed this pool while it waited, not used yet. */
@@ -133,7 +135,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const task: WorkerTask = { op: 'describe', ...ref };
     let reply: DescribeReply;
     try {
-      reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+      reply = (await this.#runBounded(task, timeoutMs, () => ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
     } catch (error) {
       // piscina's own words for a worker that ended while the module loaded name neither the module nor the cause.
       const code = /worker exited with code: (-?\d+)/.exec(errorMessage(error))?.[1];
@@ -150,10 +152,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const task: WorkerTask = { op: 'prepare', ...ref, raw };
     // A worker that has not imported the module yet does it first.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const bound = signal ? AbortSignal.any([timeout, signal]) : timeout;
     const message = () => (signal?.aborted ? ToolErrors.abortedBeforeStart() : ToolErrors.prepareTimedOut(timeoutMs));
-    const reply = (await this.#runBounded(task, bound, message)) as PrepareReply;
+    const reply = (await this.#runBounded(task, timeoutMs, message, signal)) as PrepareReply;
     if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed prepare reply'));
     if (!reply.ok) throw new Error(reply.error);
     return reply.args;
@@ -163,7 +163,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const task: WorkerTask = { op: 'needsApproval', ...ref, args };
     // The same deadline as prepareArguments: it runs module code too.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
-    const reply = (await this.#runBounded(task, AbortSignal.timeout(timeoutMs), ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
+    const reply = (await this.#runBounded(task, timeoutMs, () => ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
     if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed needsApproval reply'));
     if (!reply.ok) throw new Error(reply.error);
     return reply.answer;
@@ -181,6 +181,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   async close(): Promise<void> {
     this.#closing = true;
+    this.#closed.abort();
     this.#leaveBudgetQueue?.();
     this.#leaveBudgetQueue = undefined;
     this.#giveBackSpareToken();
@@ -488,18 +489,28 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   /** Loading a module and `prepareArguments` run module code too, so they get a deadline; past it, piscina terminates the worker. */
-  async #runBounded(task: WorkerTask, signal: AbortSignal, message: string | (() => string)): Promise<unknown> {
+  /**
+   * Runs a task that reads a module (describe, prepare, needsApproval) on a
+   * thread token. The deadline starts once the token is held: waiting for
+   * the other domains' threads is not the module's time. `signal` (the
+   * caller's) and closing the pool end the wait and the task.
+   */
+  async #runBounded(task: WorkerTask, timeoutMs: number, message: () => string, signal?: AbortSignal): Promise<unknown> {
     this.untracked++;
     let token = false;
     try {
-      await this.#budget.acquire(signal);
+      await this.#budget.acquire(signal ? AbortSignal.any([signal, this.#closed.signal]) : this.#closed.signal);
       token = true;
-      const reply = this.#piscina.run(task, { signal });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const reply = this.#piscina.run(task, { signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
       // Every worker may be leased and idle: give one back rather than make this task wait for the linger.
       if (this.#tasksWaiting) this.releaseIdle(Date.now());
       return await reply;
     } catch (error) {
-      if ((error as Error)?.name === 'AbortError') throw new Error(typeof message === 'string' ? message : message());
+      if (this.#closed.signal.aborted) throw new Error(ToolErrors.poolClosed());
+      // The caller's signal may carry any reason; piscina rejects with an AbortError, the deadline with a TimeoutError.
+      const name = (error as Error | undefined)?.name;
+      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new Error(message());
       throw error;
     } finally {
       if (token) this.#budget.give();

@@ -133,6 +133,19 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
     expect(most).toBe(2);
   });
 
+  test("waiting for another module's thread is not a module's time: its prepareArguments does not time out for it", async () => {
+    // One thread for both modules; the probe holds it for 1.5 s. quick_prepare's deadline for reading its module is its
+    // timeoutMs (100) + loadTimeoutMs (400): a deadline that started before the thread was free would end it at 0.5 s.
+    const executor = await createExecutor({ tools: [fixture('probe.ts'), domain('quick-prepare')], workers: { min: 0, max: 1, loadTimeoutMs: 400 } });
+    const holding = executor.executeBatch([call('hold', 'probe', { action: 'sleep', ms: 1_500 })]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    const waited = await executor.executeBatch([call('q', 'quick_prepare', { n: 1 })]);
+    expect(textOf(waited.results[0]!)).toBe('prepared 2');
+    expect(Date.now() - started).toBeGreaterThan(500); // it did wait for the thread
+    expect(textOf((await holding).results[0]!)).toBe('slept 1500');
+  });
+
   test('an idle module pool is reaped; its next call starts it again', async () => {
     const before = threadCount();
     const executor = await createExecutor({ tools: [domain('module-a'), domain('module-b')], workers: { min: 1, max: 2, idleTimeoutMs: 200 } });
