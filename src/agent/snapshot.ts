@@ -56,6 +56,7 @@ export function takeSnapshot(state: AgentState, secret?: SnapshotSecret): AgentS
  * secret, the integrity check next (nothing of a snapshot that fails it is
  * read); then the shape, so a paused batch points at real, unanswered tool
  * calls of its own transcript, with those calls' tools and arguments.
+ * Approvals survive only a snapshot with a secret (see `undecided`).
  */
 export function readSnapshot(value: unknown, secret?: SnapshotSecret, checkCall?: PendingCallCheck): AgentState {
   if (typeof value !== 'object' || value === null) throw new TypeError(AgentErrors.badSnapshot('it is not an object'));
@@ -68,8 +69,25 @@ export function readSnapshot(value: unknown, secret?: SnapshotSecret, checkCall?
   const followUps = checkMessages(snapshot.followUps, 'followUps') as UserMessage[];
   if (steering.concat(followUps).some((message) => message.role !== 'user')) throw new TypeError(AgentErrors.badSnapshot('steering and followUps must hold user messages'));
   const state: AgentState = { messages, steering, followUps };
-  if (snapshot.approval !== undefined) state.approval = checkApproval(snapshot.approval, messages, checkCall);
+  if (snapshot.approval !== undefined) {
+    const approval = checkApproval(snapshot.approval, messages, checkCall);
+    state.approval = secret === undefined ? undecided(approval, messages) : approval;
+  }
   return state;
+}
+
+/**
+ * Without a secret nothing proves that a person approved what a snapshot
+ * says was approved (whoever can write the store could have moved a call
+ * there): those calls wait for a decision again, in transcript order.
+ * Rejections stand; a forged one only stops a call.
+ */
+function undecided(approval: PausedBatch, messages: Message[]): PausedBatch {
+  if (approval.approved.length === 0) return approval;
+  const last = messages.at(-1);
+  const order = new Map((last?.role === 'assistant' ? toolCallsOf(last) : []).map((call, index) => [call.id, index]));
+  const pending = [...approval.pending, ...approval.approved].sort((a, b) => order.get(a.toolCallId)! - order.get(b.toolCallId)!);
+  return { pending, approved: [], rejected: approval.rejected };
 }
 
 function checkMessages(value: unknown, field: string): Message[] {

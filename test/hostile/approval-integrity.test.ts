@@ -124,3 +124,58 @@ describe('snapshotSecret', () => {
     expect(() => new Agent({ model: payments(), executor, snapshot: unsigned, snapshotSecret: secret })).toThrow(/snapshot carries no integrity check/);
   });
 });
+
+describe('approvals survive a snapshot only under a secret', () => {
+  const twoBig = () =>
+    scriptedModel([
+      {
+        toolCalls: [
+          { id: 'first', name: 'pay', arguments: { amount: 900, to: 'cy' } },
+          { id: 'second', name: 'pay', arguments: { amount: 800, to: 'eve' } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+
+  async function halfDecided(secret?: string) {
+    const log: string[] = [];
+    const executor = await createExecutor({ tools: [payTool(log)] });
+    const agent = new Agent({ model: twoBig(), executor, ...(secret ? { snapshotSecret: secret } : {}) });
+    await agent.prompt('pay them');
+    await agent.resume({ approved: ['first'] }); // 'second' stays pending: the run pauses again
+    const snapshot = clone(agent.snapshot());
+    expect(snapshot.approval!.approved.map((entry) => entry.toolCallId)).toEqual(['first']);
+    return { executor, log, snapshot };
+  }
+
+  test('without a secret, an approved call of a restored snapshot waits for a decision again', async () => {
+    const { executor, log, snapshot } = await halfDecided();
+    const restored = new Agent({ model: twoBig(), executor, snapshot });
+    expect(restored.pendingApprovals.map((entry) => entry.toolCallId)).toEqual(['first', 'second']);
+    await restored.resume({ approved: ['second'] });
+    expect(log).toEqual([]); // 'first' is not run on the strength of the snapshot alone
+  });
+
+  test('without a secret, a pending call moved to approved in the stored JSON is not run', async () => {
+    const log: string[] = [];
+    const executor = await createExecutor({ tools: [payTool(log)] });
+    const agent = new Agent({ model: twoBig(), executor });
+    await agent.prompt('pay them');
+    const forged = clone(agent.snapshot());
+    forged.approval!.approved = forged.approval!.pending.filter((entry) => entry.toolCallId === 'first');
+    forged.approval!.pending = forged.approval!.pending.filter((entry) => entry.toolCallId !== 'first');
+    const restored = new Agent({ model: twoBig(), executor, snapshot: forged });
+    expect(restored.pendingApprovals.map((entry) => entry.toolCallId)).toEqual(['first', 'second']);
+    await restored.resume({ approved: ['second'] });
+    expect(log).toEqual([]);
+  });
+
+  test('with a secret, the approval survives and the call runs with the rest', async () => {
+    const secret = 'a host secret of enough length';
+    const { executor, log, snapshot } = await halfDecided(secret);
+    const restored = new Agent({ model: twoBig(), executor, snapshot, snapshotSecret: secret });
+    expect(restored.pendingApprovals.map((entry) => entry.toolCallId)).toEqual(['second']);
+    await restored.resume({ approved: ['second'] });
+    expect(log).toEqual(['pay:900:cy', 'pay:800:eve']);
+  });
+});
