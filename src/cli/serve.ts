@@ -6,12 +6,14 @@ import type { Isolation, ToolLimits } from '../tool.ts';
 import { bareFlagValue, helpFlag, integerFlag, splitList } from './args.ts';
 import { inFlagTerms, parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
+import { readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
-export const serveHelp = `Usage: toolpool serve --tools <file|folder>... [--http <port>] [options]
+export const serveHelp = `Usage: toolpool serve (--tools <file|folder>... | --mcp-config <file>) [--http <port>] [options]
 
 Serves tools to MCP clients (Claude Desktop, Claude Code, Cursor, the MCP
-Inspector). Every call runs through toolpool: validation and coercion,
+Inspector): tool modules, and the tools of other MCP servers run caged (a
+sandboxing MCP proxy). Every call runs through toolpool: validation and coercion,
 limits, isolation; progress becomes MCP progress notifications, and a
 cancelled call is stopped (killed after its grace period if it ignores its
 signal). Speaks MCP on stdin/stdout by default; logs go to stderr.
@@ -20,6 +22,10 @@ Options:
   -t, --tools <file|folder>   Tool modules (default export made with defineTool); a folder loads
                               its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
                               helpers without a tool export are skipped). Repeatable or comma-separated.
+      --mcp-config <file>     MCP servers to serve the tools of, in the { "mcpServers": { ... } } format
+                              of Claude Desktop, Cursor and VS Code; each runs in a sandbox (bubblewrap)
+                              unless it says "isolation": "process" (with "permissions": { fsRead,
+                              fsWrite, net } for what it may reach)
       --http <port>           Serve Streamable HTTP on 127.0.0.1:<port> at /mcp instead of stdio
                               (0 picks a free port; the URL is logged)
       --timeout <ms>          Time limit per call (default 30000; --timeout-ms works too)
@@ -38,14 +44,18 @@ Options:
                               (default {"root": "<current folder>"})
   -h, --help                  Show this help
 
+--isolation, --memory and --allow-* apply to --tools modules; an MCP server of --mcp-config
+takes its own from its entry there (--timeout applies to both).
+
 Tools with needsApproval ask the person through the client (MCP elicitation); a client
 without it gets an error result saying so.
 
 It stops when stdin closes (stdio) or on SIGINT/SIGTERM, and leaves no workers or child processes.
 TOOLPOOL_DEBUG=1 prints the stack of an error that stops it.
 
-Example (Claude Code):
-  claude mcp add toolpool -- npx toolpool serve --tools ./tools`;
+Examples (Claude Code):
+  claude mcp add toolpool -- npx toolpool serve --tools ./tools
+  claude mcp add caged -- npx toolpool serve --mcp-config ./mcp.json`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags('serve', {
@@ -55,6 +65,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       options: {
         ...helpFlag,
         tools: { type: 'string', short: 't', multiple: true },
+        'mcp-config': { type: 'string' },
         http: { type: 'string' },
         timeout: { type: 'string' },
         'timeout-ms': { type: 'string' },
@@ -71,7 +82,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${serveHelp}\n`);
     return 0;
   }
-  if (!values.tools?.length) throw usageError('serve', 'missing --tools <file|folder>');
+  if (!values.tools?.length && values['mcp-config'] === undefined) throw usageError('serve', 'missing --tools <file|folder> or --mcp-config <file>');
   const port = integerFlag('serve', 'http', values.http, 0);
   if (port !== undefined && port > 65_535) throw usageError('serve', `--http must be a port number (0-65535), got "${values.http}"`);
   const limits = limitFlags(values);
@@ -121,6 +132,7 @@ async function loadMcp() {
 
 interface ServeValues {
   tools?: string[];
+  'mcp-config'?: string;
   timeout?: string;
   'timeout-ms'?: string;
   memory?: string;
@@ -180,9 +192,11 @@ async function loadExecutor(values: ServeValues, limits: ToolLimits): Promise<Ex
   const options = parseToolOptions(values['tool-options']);
   const permissions = permissionFlags(values);
   const env = envFlags(values);
+  const mcpServers = values['mcp-config'] !== undefined ? await readMcpConfig(values['mcp-config']) : undefined;
   try {
     return await createExecutor({
       tools: paths.map((module) => ({ module, options })),
+      ...(mcpServers ? { mcpServers } : {}),
       // Passed through as given: the executor knows which tiers exist and says so when one does not.
       ...(values.isolation !== undefined ? { isolation: values.isolation as Isolation } : {}),
       ...(Object.keys(limits).length > 0 ? { limits } : {}),
