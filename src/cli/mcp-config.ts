@@ -37,3 +37,9 @@ export async function readMcpConfig(file: string): Promise<Record<string, McpSer
   }
   return configs;
 }
+
+/** An executor's error about an MCP server, told as one about the config file it came from. */
+export function inConfigTerms(message: string, file: string | undefined): string {
+  if (file === undefined || !/\bmcpServers\b|\bMCP server\b/.test(message)) return message;
+  return `--mcp-config ${file}: ${message.replace(/^createExecutor: /, '')}`;
+}

@@ -10,7 +10,7 @@ import { modelFromFlag } from './model-flag.ts';
 import { RunStats } from './stats.ts';
 import { styleFor, type Output } from './terminal.ts';
 import { CallLabels, Timeline } from './timeline.ts';
-import { readMcpConfig } from './mcp-config.ts';
+import { inConfigTerms, readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
 export const runHelp = `Usage: toolpool run --model <provider:model> [--tools <file|folder>]... [options] "prompt"
@@ -90,7 +90,7 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
 
   const model = await modelFromFlag(values.model, values['base-url'], io.env);
   const mcpServers = values['mcp-config'] !== undefined ? await readMcpConfig(values['mcp-config']) : undefined;
-  const executor = await loadTools(values.tools ?? [], toolOptions, mcpServers);
+  const executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config']);
   const style = styleFor(io.stderr, io.env);
   const labels = new CallLabels();
   const stats = new RunStats(labels);
@@ -146,13 +146,13 @@ function parseToolOptions(json: string | undefined): unknown {
   }
 }
 
-async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers']): Promise<Executor> {
+async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers'], configFile: string | undefined): Promise<Executor> {
   const paths = await expandToolPaths(values);
   const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
   try {
     return await createExecutor({ tools, ...(mcpServers ? { mcpServers } : {}) });
   } catch (error) {
-    throw runError(inFlagTerms(oneLineMessage(error)), error);
+    throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), configFile), error);
   }
 }
 

@@ -6,7 +6,7 @@ import type { Isolation, ToolLimits } from '../tool.ts';
 import { bareFlagValue, helpFlag, integerFlag, splitList } from './args.ts';
 import { inFlagTerms, parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
-import { readMcpConfig } from './mcp-config.ts';
+import { inConfigTerms, readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
 export const serveHelp = `Usage: toolpool serve (--tools <file|folder>... | --mcp-config <file>) [--http <port>] [options]
@@ -204,7 +204,7 @@ async function loadExecutor(values: ServeValues, limits: ToolLimits): Promise<Ex
       ...env,
     });
   } catch (error) {
-    throw runError(inFlagTerms(oneLineMessage(error)), error);
+    throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), values['mcp-config']), error);
   }
 }
 
