@@ -12,7 +12,8 @@ import { hardStop } from './11-hard-stop.ts';
 import { sandboxTier } from './12-sandbox.ts';
 import { hardening } from './13-hardening.ts';
 import { sharedWorkers } from './14-shared-workers.ts';
+import { mcpClient } from './15-mcp-client.ts';
 import type { BenchCase } from '../lib/types.ts';
 
-/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost and issue 10's shared workers. */
-export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers];
+/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost, issue 10's shared workers and issue 16's MCP client. */
+export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers, mcpClient];

@@ -3,6 +3,7 @@ import { McpErrors, ToolErrors, errorMessage } from '../errors.ts';
 import type { ResolvedLimits } from '../limits.ts';
 import type { RunJob, RunOutcome } from '../runner.ts';
 import { StopTimer, stopError, type StopReason, type Stoppable } from '../stop-timer.ts';
+import type { PendingCall } from './connection.ts';
 import { callOutcome, progressPartial } from './result.ts';
 import type { Session } from './session.ts';
 
@@ -12,6 +13,8 @@ export interface CallHooks {
   answered(): void;
   /** A tool list change the server announced: settled before the call's result is returned. */
   refreshed(): Promise<void> | undefined;
+  /** Makes the outcome what the caller gets (adds a note about the sandbox's network). */
+  finish?(outcome: RunOutcome): RunOutcome;
 }
 
 /** Added to a call's timeout and grace for the SDK's own request timeout, which must never fire first. */
@@ -30,7 +33,7 @@ export class McpCall implements Stoppable {
   readonly limits: ResolvedLimits;
   readonly #startedAt = Date.now();
   readonly #runningSince = performance.now();
-  readonly #controller = new AbortController();
+  #pending: PendingCall | undefined;
   #stop: { reason: StopReason; decided: Promise<boolean>; decide: (answered: boolean) => void } | undefined;
 
   constructor(
@@ -55,7 +58,7 @@ export class McpCall implements Stoppable {
     let decide!: (answered: boolean) => void;
     const decided = new Promise<boolean>((resolve) => (decide = resolve));
     this.#stop = { reason, decided, decide };
-    this.#controller.abort(stopError(reason));
+    this.#pending?.cancel(stopError(reason).message);
     void this.session.connection.ping(this.limits.abortGraceMs).then((answered) => answered && decide(true));
   }
 
@@ -71,32 +74,37 @@ export class McpCall implements Stoppable {
     let outcome: RunOutcome;
     try {
       outcome = await this.#call(toolName);
+    } catch (error) {
+      outcome = await this.#ended(error);
     } finally {
       timer.dispose();
+      this.#pending?.settled();
     }
     outcome.usage = { queuedMs: this.queuedMs, runningMs: performance.now() - this.#runningSince };
-    return outcome;
+    return this.hooks.finish ? this.hooks.finish(outcome) : outcome;
   }
 
   async #call(toolName: string): Promise<RunOutcome> {
     const { session, job } = this;
-    try {
-      const result = await session.connection.callTool(toolName, job.args as Record<string, unknown>, {
-        signal: this.#controller.signal,
-        timeoutMs: this.limits.timeoutMs + this.limits.abortGraceMs + BACKSTOP_MARGIN_MS,
-        onProgress: (update) => void job.onUpdate(progressPartial(update)),
-      });
-      this.hooks.answered();
-      // A tools/list_changed that came before this answer is in effect before the caller sees the result.
-      await this.hooks.refreshed();
-      return callOutcome(session.server, result, this.limits.maxResultBytes);
-    } catch (error) {
-      if (!this.#stop) return this.#failed(error);
-      const answered = await this.#stop.decided;
-      // It died by itself while toolpool waited for the ping: that is what the call is told.
-      if (!answered && this.session.closed && this.session.endedBy === undefined) return this.#failed(error);
-      return this.#stopped(this.#stop.reason, answered);
-    }
+    this.#pending = session.connection.callTool(toolName, job.args as Record<string, unknown>, {
+      timeoutMs: this.limits.timeoutMs + this.limits.abortGraceMs + BACKSTOP_MARGIN_MS,
+      onProgress: (update) => void job.onUpdate(progressPartial(update)),
+    });
+    const result = await this.#pending.result;
+    this.hooks.answered();
+    // A tools/list_changed that came before this answer is in effect before the caller sees the result.
+    const refreshing = this.hooks.refreshed();
+    if (refreshing) await refreshing;
+    return callOutcome(session.server, result, this.limits.maxResultBytes);
+  }
+
+  /** The request ended without an answer: this call's own stop, the server's refusal, or its end. */
+  async #ended(error: unknown): Promise<RunOutcome> {
+    if (!this.#stop) return this.#failed(error);
+    const answered = await this.#stop.decided;
+    // It died by itself while toolpool waited for the ping: that is what the call is told.
+    if (!answered && this.session.closed && this.session.endedBy === undefined) return this.#failed(error);
+    return this.#stopped(this.#stop.reason, answered);
   }
 
   #stopped(reason: StopReason, answered: boolean): RunOutcome {

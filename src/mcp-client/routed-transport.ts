@@ -52,4 +52,9 @@ export class RoutedTransport implements Transport {
   close(): Promise<void> {
     return this.inner.close();
   }
+
+  /** Hands the SDK client a message as if the server had sent it (the router does not see it). */
+  deliver(message: JSONRPCMessage): void {
+    this.onmessage?.(message);
+  }
 }

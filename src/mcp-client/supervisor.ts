@@ -52,16 +52,19 @@ export class ServerSupervisor {
   #closed = false;
   readonly #warned = new Set<string>();
   readonly #mapping: ToolMapping;
-  readonly #hooks: CallHooks = {
-    answered: () => void (this.#failures = 0),
-    refreshed: () => this.#refreshing,
-  };
+  readonly #hooks: CallHooks;
 
   constructor(
     private readonly plan: ServerPlan,
     private readonly options: SupervisorOptions,
   ) {
     this.name = plan.name;
+    this.#hooks = {
+      answered: () => void (this.#failures = 0),
+      refreshed: () => this.#refreshing,
+      // A sandboxed server that cannot reach a host says so in its own words; the note names permissions.net.
+      ...(plan.kind === 'stdio' && plan.isolation === 'sandbox' ? { finish: withSandboxNetHint } : {}),
+    };
     this.#mapping = {
       server: plan.name,
       limits: { ...options.limits, ...(plan.timeoutMs !== undefined ? { timeoutMs: plan.timeoutMs } : {}) },
@@ -86,14 +89,22 @@ export class ServerSupervisor {
     return this.#refreshing;
   }
 
-  async call(toolName: string, job: RunJob): Promise<RunOutcome> {
-    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+  /** Not async on the way of a running server: a trivial call pays for no extra promise here. */
+  call(toolName: string, job: RunJob): Promise<RunOutcome> {
+    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart() });
+    if (!this.#closed && this.#session?.usable) return this.#run(this.#session, toolName, job, 0);
+    return this.#callAfterStart(toolName, job);
+  }
+
+  async #callAfterStart(toolName: string, job: RunJob): Promise<RunOutcome> {
     const handedAt = performance.now();
     const session = await this.#ready(job.signal);
     if (typeof session === 'string') return { ok: false, error: session };
-    const outcome = await new McpCall(session, this.#hooks, job, performance.now() - handedAt).run(toolName);
-    // A sandboxed server that cannot reach a host says so in its own words; the note names permissions.net.
-    return this.plan.kind === 'stdio' && this.plan.isolation === 'sandbox' ? withSandboxNetHint(outcome) : outcome;
+    return this.#run(session, toolName, job, performance.now() - handedAt);
+  }
+
+  #run(session: Session, toolName: string, job: RunJob, queuedMs: number): Promise<RunOutcome> {
+    return new McpCall(session, this.#hooks, job, queuedMs).run(toolName);
   }
 
   /** Ends the server and what it started; calls still running end with an error result. Bounded. */

@@ -46,18 +46,19 @@ describe('toolpool run --mcp-config', () => {
 
   test('the agent gets the servers\' tools, which run caged', async () => {
     model.enqueue(
-      { kind: 'stream', chunks: [c.role(), c.toolCallStart(0, 'call_1', 'files_env'), c.toolCallArgs(0, '{}'), c.finish('tool_calls'), c.usage(10, 5)] },
-      openaiTextReply(['It sees one variable.']),
+      { kind: 'stream', chunks: [c.role(), c.toolCallStart(0, 'call_1', 'files_read'), c.toolCallArgs(0, '{"path": "/etc/passwd"}'), c.finish('tool_calls'), c.usage(10, 5)] },
+      openaiTextReply(['It cannot see that file.']),
     );
     const config = configFile({ files: sandboxed() });
-    const { code, stdout, stderr } = await toolpool(['run', '--mcp-config', config, '--model', 'openai:gpt-test', '--base-url', model.origin, 'What is in your env?']);
-    expect(stderr).toMatch(/✓ files_env#1/);
+    const { code, stdout, stderr } = await toolpool(['run', '--mcp-config', config, '--model', 'openai:gpt-test', '--base-url', model.origin, 'Read /etc/passwd']);
+    expect(stderr).toMatch(/✓ files_read#1/);
     expect(code).toBe(0);
-    expect(stdout).toBe('It sees one variable.\n');
+    expect(stdout).toBe('It cannot see that file.\n');
     const first = model.requests.at(-2)!.body as { tools: Array<{ function: { name: string } }> };
     expect(first.tools.map((tool) => tool.function.name)).toEqual(expect.arrayContaining(['files_echo', 'files_env', 'files_read']));
     const second = model.requests.at(-1)!.body as { messages: Array<Record<string, unknown>> };
-    expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '{"GREETING":"hi"}' });
+    // The sandbox has no /etc/passwd of the host's.
+    expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'failed: ENOENT' });
   });
 
   test('a misspelt key in the file is named with the known ones; a file of another shape says which shape', async () => {

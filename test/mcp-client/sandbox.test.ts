@@ -100,6 +100,25 @@ describe('a sandboxed server', () => {
   });
 });
 
+describe('a sandboxed server without a net list', () => {
+  test('runs without toolpool\'s Node entry: still nobody under a root host, its env only, no network, its own PID namespace', async () => {
+    const executor = await createExecutor({ mcpServers: { bare: stdioServer({ env: { ONLY: 'this' } }) } });
+    try {
+      // bubblewrap itself sets PWD, the working folder, for the program it runs.
+      const { PWD, ...env } = JSON.parse(await run(executor, 'bare_env')) as Record<string, string>;
+      expect(env).toEqual({ ONLY: 'this' });
+      expect([undefined, process.cwd()]).toContain(PWD);
+      const ids = JSON.parse(await run(executor, 'bare_ids')) as { uid: number; pids: number[] };
+      if (process.getuid?.() === 0) expect(ids.uid).toBe(65534);
+      expect(ids.pids).not.toContain(process.pid);
+      expect(await run(executor, 'bare_connect', { host: '127.0.0.1', port: 9 })).toMatch(/^failed: (ECONNREFUSED|ENETUNREACH)$/);
+      expect(await run(executor, 'bare_read', { path: '/etc/passwd' })).toBe('failed: ENOENT');
+    } finally {
+      await executor.close();
+    }
+  });
+});
+
 describe('permissions a sandbox cannot give', () => {
   test('a fsRead folder nobody can read (a root host) is refused at createExecutor, naming the server', async () => {
     if (process.getuid?.() !== 0) return; // only a root host runs the sandbox as nobody
