@@ -15,6 +15,8 @@ export interface CallHooks {
   refreshed(): Promise<void> | undefined;
   /** Makes the outcome what the caller gets (adds a note about the sandbox's network). */
   finish?(outcome: RunOutcome): RunOutcome;
+  /** A call started (+1) or ended (-1) on the server. */
+  busy(change: 1 | -1): void;
 }
 
 /** Added to a call's timeout and grace for the SDK's own request timeout, which must never fire first. */
@@ -72,6 +74,7 @@ export class McpCall implements Stoppable {
   async run(toolName: string): Promise<RunOutcome> {
     const timer = new StopTimer(this, this.job.signal);
     let outcome: RunOutcome;
+    this.hooks.busy(1);
     try {
       outcome = await this.#call(toolName);
     } catch (error) {
@@ -79,6 +82,7 @@ export class McpCall implements Stoppable {
     } finally {
       timer.dispose();
       this.#pending?.settled();
+      this.hooks.busy(-1);
     }
     outcome.usage = { queuedMs: this.queuedMs, runningMs: performance.now() - this.#runningSince };
     return this.hooks.finish ? this.hooks.finish(outcome) : outcome;

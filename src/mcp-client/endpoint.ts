@@ -25,6 +25,8 @@ export interface Endpoint {
   kill(): void;
   /** Asks it to stop, then kills it; bounded. */
   stop(): Promise<void>;
+  /** Keeps this process alive for it while `busy` (see ServerProcess.hold). */
+  hold(busy: boolean): void;
 }
 
 export interface StdioEndpointOptions {
@@ -69,6 +71,7 @@ export async function startStdioEndpoint(plan: StdioPlan, options: StdioEndpoint
     stderrTail: () => server.stderrTail,
     kill: () => server.kill(),
     stop: () => server.stop(options.stopGraceMs),
+    hold: (busy) => server.hold(busy),
   };
 }
 
@@ -94,6 +97,7 @@ export function httpEndpoint(plan: HttpPlan): Endpoint {
     ended: async () => undefined,
     stderrTail: () => '',
     kill: () => void transport.close().catch(() => undefined),
+    hold: () => undefined, // the SDK's fetch streams are its own
     async stop() {
       // A polite end of the session (DELETE), bounded: a server that does not answer is simply left.
       await Promise.race([transport.terminateSession().catch(() => undefined), new Promise((done) => setTimeout(done, TERMINATE_MS).unref())]);

@@ -64,6 +64,17 @@ export class ServerProcess {
     return this.#stderr;
   }
 
+  /**
+   * Whether it keeps this process's event loop alive: only while a call or
+   * a start waits for it, as toolpool's own child processes do, so a host
+   * that is done (and forgot close()) can still exit.
+   */
+  hold(busy: boolean): void {
+    const method = busy ? 'ref' : 'unref';
+    this.#child[method]();
+    for (const stream of this.#child.stdio) (stream as { ref?(): void; unref?(): void } | null)?.[method]?.();
+  }
+
   /** Kills its process group (and with it a sandbox or PID namespace) at once. */
   kill(): void {
     if (this.#end) return;

@@ -50,6 +50,10 @@ export class ServerSupervisor {
   #tools: ReadonlyMap<string, RegisteredTool> = new Map();
   #refreshing: Promise<void> | undefined;
   #closed = false;
+  /** Calls running on the server now: only then does it keep this process alive. */
+  #inFlight = 0;
+  /** Tools made of each definition the server listed, by the definition's JSON: an unchanged tool is not compiled again. */
+  #made = new Map<string, RegisteredTool>();
   readonly #warned = new Set<string>();
   readonly #mapping: ToolMapping;
   readonly #hooks: CallHooks;
@@ -64,6 +68,11 @@ export class ServerSupervisor {
       refreshed: () => this.#refreshing,
       // A sandboxed server that cannot reach a host says so in its own words; the note names permissions.net.
       ...(plan.kind === 'stdio' && plan.isolation === 'sandbox' ? { finish: withSandboxNetHint } : {}),
+      busy: (change) => {
+        const before = this.#inFlight;
+        this.#inFlight += change;
+        if ((before === 0) !== (this.#inFlight === 0)) this.#session?.endpoint.hold(this.#inFlight > 0);
+      },
     };
     this.#mapping = {
       server: plan.name,
@@ -164,6 +173,7 @@ export class ServerSupervisor {
       await this.#setTools(await connection.listTools(remaining()));
       if (state.closed) throw new Error('it closed the connection');
       if (state.changed) this.#onListChanged(session);
+      endpoint.hold(this.#inFlight > 0);
       return session;
     } catch (error) {
       const message = await this.#startError(error, endpoint, state.phase);
@@ -230,16 +240,20 @@ export class ServerSupervisor {
   }
 
   async #setTools(tools: readonly McpTool[]): Promise<void> {
+    const made = new Map<string, RegisteredTool>();
     const mapped = new Map<string, RegisteredTool>();
     for (const tool of tools) {
       try {
-        const registered = await executorTool(tool, this.#mapping);
+        const definition = JSON.stringify(tool);
+        const registered = this.#made.get(definition) ?? (await executorTool(tool, this.#mapping));
+        made.set(definition, registered);
         if (mapped.has(registered.info.name)) throw new Error('the server lists two tools of this name');
         mapped.set(registered.info.name, registered);
       } catch (error) {
         this.#warn(McpErrors.toolSkipped(this.name, String(tool.name), errorMessage(error)));
       }
     }
+    this.#made = made;
     this.#tools = mapped;
     this.options.onToolsChanged();
   }

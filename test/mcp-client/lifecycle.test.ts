@@ -5,6 +5,7 @@
  * restarts with a bound, close() leaving nothing behind, and the start
  * failures createExecutor reports.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { MAX_RESTARTS_IN_A_ROW } from '../../src/mcp-client/supervisor.ts';
@@ -122,6 +123,52 @@ describe('close()', () => {
     await executor.close();
     expect(Date.now() - closing).toBeLessThan(3_000);
     expect(textOf((await running).results[0]!)).toBe('Tool call cancelled: the executor was closed.');
+  });
+});
+
+describe('what a server sends is untrusted', () => {
+  test('a message longer than the line bound is not buffered: the server is killed, its calls say why, the next call restarts it', async () => {
+    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, limits: { maxResultBytes: 1_000 } });
+    const { results } = await executor.executeBatch([call('f', 'srv_flood', { size: 4 << 20 }), call('s', 'srv_sleep', { ms: 5_000 })]);
+    for (const result of results) {
+      expect(textOf(result)).toMatch(/^Tool crashed: MCP server "srv" sent a message longer than \d+ bytes, so it was killed; it is restarted for later calls\.$/);
+    }
+    expect(textOf((await executor.executeBatch([call('e', 'srv_echo', { text: 'ok' })])).results[0]!)).toBe('ok');
+  });
+
+  test('a result over maxResultBytes is an error result naming the limit; a log line on stdout is skipped', async () => {
+    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, toolLimits: { srv_big: { maxResultBytes: 10_000 } } });
+    const { results } = await executor.executeBatch([call('b', 'srv_big', { size: 20_000 }), call('n', 'srv_noise'), call('ok', 'srv_big', { size: 100 })]);
+    expect(textOf(results[0]!)).toMatch(/^Tool result is \d+ bytes, over the limit maxResultBytes \(10000 bytes\)\.$/);
+    expect(textOf(results[1]!)).toBe('quiet now');
+    expect(textOf(results[2]!)).toBe('x'.repeat(100));
+  });
+
+  test('a __proto__ key in structured content stays data: no prototype of the host changes', async () => {
+    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) } });
+    const { results } = await executor.executeBatch([call('p', 'srv_proto')]);
+    expect(results[0]!.isError).toBe(false);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(results[0]!.details)).toBe(Object.prototype);
+    expect((results[0]!.details as Record<string, unknown>).plain).toBe(1);
+  });
+
+  test('toolLimits name MCP tools by their executor name', async () => {
+    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, toolLimits: { srv_sleep: { timeoutMs: 150 } } });
+    const { results } = await executor.executeBatch([call('s', 'srv_sleep', { ms: 3_000 })]);
+    expect(textOf(results[0]!)).toMatch(/^Tool timed out after 150 ms \(limit timeoutMs\)/);
+  });
+});
+
+describe('a host that forgets close()', () => {
+  test('still exits by itself: an idle server does not hold its event loop', async () => {
+    const script = `${MCP_FIXTURES}/host-forgets-close.ts`;
+    const started = Date.now();
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', script, `${MCP_FIXTURES}/server.mjs`], { timeout: 20_000 }, (error, out) => (error ? reject(error) : resolve(out)));
+    });
+    expect(stdout).toBe('[{"type":"text","text":"done"}]\n');
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 });
 

@@ -133,6 +133,18 @@ describe('the tools of an MCP server', () => {
     expect(textOf(next.results[0]!)).toBe('unknown tool late');
   });
 
+  test('a tool whose executor name would be longer than models accept is left out with a warning', async () => {
+    const long = 'a'.repeat(70);
+    const captured = captureWarnings();
+    try {
+      await executor.executeBatch([call('add', 'srv_add_tool', { name: long })]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(executor.definitions.map((definition) => definition.name)).not.toContain(`srv_${long}`);
+    expect(captured.join('\n')).toContain(`MCP server "srv": its tool "${long}" is left out: its executor name "srv_${long}" is not 1-64 letters, digits, "_" or "-"`);
+  });
+
   test('an Agent shows the model the new list on its very next turn', async () => {
     const model = scriptedModel([{ toolCalls: [{ id: 'a', name: 'srv_add_tool', arguments: { name: 'agent_added' } }] }, { text: 'done' }]);
     const agent = new Agent({ model, executor });
