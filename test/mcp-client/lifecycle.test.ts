@@ -11,8 +11,8 @@ import { describe, expect, test } from 'vitest';
 import { MAX_RESTARTS_IN_A_ROW } from '../../src/mcp-client/supervisor.ts';
 import { createExecutor, type ExecutorOptions } from '../../src/index.ts';
 import { call, textOf, useExecutors } from '../support/executors.ts';
-import { eventually } from '../support/leaks.ts';
-import { MCP_FIXTURES, processesWith, stdioServer } from '../support/mcp-servers.ts';
+import { eventually, processesWith } from '../support/leaks.ts';
+import { MCP_FIXTURES, stdioServer } from '../support/mcp-servers.ts';
 
 const open = useExecutors();
 

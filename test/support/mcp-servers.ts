@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -23,20 +22,6 @@ export function stdioServer(extra: Partial<McpStdioServer> = {}, flags: string[]
     ...rest,
     ...(rest.isolation === 'process' ? {} : { permissions: { ...permissions, fsRead: [MCP_FIXTURES, NODE_MODULES, ...(permissions?.fsRead ?? [])] } }),
   };
-}
-
-/** Processes of this machine whose command line contains `marker`. */
-export function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // it ended while we looked
-    }
-  }
-  return found;
 }
 
 export interface HttpMcpServer {
