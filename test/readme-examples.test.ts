@@ -113,7 +113,10 @@ describe('README example of MCP servers', () => {
         { id: '1', name: 'notes_env', arguments: {} },
         { id: '2', name: 'search_echo', arguments: { text: 'found' } },
       ]);
-      expect(results.map((result) => textOf(result as never))).toEqual(['{"NOTES_DIR":"/srv/notes"}', 'found']);
+      // Its env, and PWD (its working folder), which bubblewrap sets.
+      const { PWD: _pwd, ...env } = JSON.parse(textOf(results[0] as never)) as Record<string, string>;
+      expect(env).toEqual({ NOTES_DIR: '/srv/notes' });
+      expect(textOf(results[1] as never)).toBe('found');
     } finally {
       await executor.close();
       await search.close();
