@@ -58,7 +58,7 @@ export const mcpClient: BenchCase = {
     const tp = await toolpool();
     const start: Record<Variant, () => Promise<Started>> = { sdk: bareSdk, process: () => viaToolpool(tp, 'process'), sandbox: () => viaToolpool(tp, 'sandbox') };
 
-    const coldRounds = quick ? 1 : 12;
+    const coldRounds = quick ? 1 : 20;
     log(`case 15: ${coldRounds} starts per variant`);
     const coldStart = (variant: Variant) => async () => {
       const begin = performance.now();

@@ -1,7 +1,9 @@
 /**
  * Where the time of one MCP call goes: the bare SDK client, toolpool's
  * session alone (its transport and connection, no executor), and the whole
- * executeBatch, interleaved on the same server script. `node --import tsx bench/profile/mcp-call.ts`
+ * executeBatch, interleaved on the same server script; then this process's
+ * CPU per call, which a busy machine disturbs less than wall time.
+ * `node --import tsx bench/profile/mcp-call.ts`
  */
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -37,6 +39,19 @@ const results = await interleave(
   },
   { rounds: 15, warmupRounds: 2 },
 );
-for (const [name, samples] of Object.entries(results)) console.log(name.padEnd(12), summarize(samples.samples).median.toFixed(1), 'µs');
+for (const [name, samples] of Object.entries(results)) console.log(name.padEnd(12), summarize(samples.samples).median.toFixed(1), 'µs wall');
+
+/** This process's CPU per call: what the client side costs, whatever else the machine runs meanwhile. */
+async function hostCpu(call: () => Promise<unknown>, count = 3_000): Promise<number> {
+  const before = process.cpuUsage();
+  for (let i = 0; i < count; i++) await call();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / count;
+}
+for (let round = 0; round < 3; round++) {
+  const sdkCpu = await hostCpu(() => sdk.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+  const executorCpu = await hostCpu(() => executor.executeBatch(batch));
+  console.log(`host CPU per call: sdk ${sdkCpu.toFixed(1)} µs, executor ${executorCpu.toFixed(1)} µs (${(executorCpu / sdkCpu).toFixed(2)}x)`);
+}
 await Promise.all([sdk.close(), session.close(), executor.close()]);
 server.kill();
