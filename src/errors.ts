@@ -140,6 +140,81 @@ export const SandboxErrors = {
     'add it to permissions.net if the tool should reach it.)',
 } as const;
 
+/**
+ * The MCP client's messages (`createExecutor({ mcpServers })`): what a
+ * server did, named by the server, and for configuration what to change.
+ * A server is third-party code: every text taken from it is bounded.
+ */
+export const McpErrors = {
+  sdkMissing: (message: string) =>
+    `createExecutor: option mcpServers needs the MCP SDK: npm install @modelcontextprotocol/sdk (${boundText(message, 300)})`,
+  badServerName: (name: string) =>
+    `createExecutor: MCP server name ${JSON.stringify(boundText(name, 100))} must be 1-${MCP_NAME_CHARS} letters, digits, "_" or "-" ` +
+    '(its tools are named NAME_tool, and models accept only those characters).',
+  commandOrUrl: (name: string, both: boolean) =>
+    `createExecutor: MCP server "${name}" ${both ? 'has both command and url; give one' : 'needs a command (a server toolpool starts) or a url (a Streamable HTTP server)'}.`,
+  keysNeedCommand: (name: string, keys: string[]) =>
+    `createExecutor: MCP server "${name}" has a url, so ${keys.join(', ')} ${keys.length === 1 ? 'does' : 'do'} not apply: ` +
+    'they are for servers toolpool starts with command. Leave them out.',
+  badUrl: (name: string, url: string) =>
+    `createExecutor: MCP server "${name}" has url ${JSON.stringify(boundText(url, 300))}, which is not an http:// or https:// URL.`,
+  permissionsNeedSandbox: (name: string) =>
+    `createExecutor: MCP server "${name}" has permissions, which only isolation "sandbox" can enforce: ` +
+    'a server with isolation "process" has the rights of this process\'s user. Drop isolation: "process", or drop permissions.',
+  badPermissions: (name: string, message: string) => `createExecutor: MCP server "${name}": ${message.replace(/^createExecutor: /, '')}`,
+  sandboxUnavailable: (name: string, message: string) =>
+    `createExecutor: MCP server "${name}" runs in the sandbox tier by default, and ${message.replace(/^createExecutor: /, '')} ` +
+    `To run it without a sandbox, give it isolation: "process".`,
+  commandNotFound: (name: string, command: string, isPath: boolean) =>
+    `createExecutor: MCP server "${name}": the command ${JSON.stringify(boundText(command, 300))} ` +
+    (isPath ? 'does not exist or is not executable.' : 'was not found on PATH. Give its full path, or install it.'),
+  couldNotStart: (name: string, message: string) => `createExecutor: MCP server "${name}" could not be started: ${boundText(message, 1000)}`,
+  exitedAtStart: (name: string, exit: string, stderr: string) =>
+    `createExecutor: MCP server "${name}" exited (${exit}) before it answered initialize.` + stderrNote(stderr),
+  initializeTimedOut: (name: string, ms: number, what: string) =>
+    `createExecutor: MCP server "${name}" did not answer ${what} within ${ms} ms (workers.loadTimeoutMs), so it was stopped. ` +
+    'Is it an MCP server speaking on stdout, and does it start that slowly?',
+  refused: (name: string, url: string, status: number) =>
+    `createExecutor: MCP server "${name}" (${boundText(url, 300)}) answered HTTP ${status} ${status === 401 ? '(Unauthorized)' : '(Forbidden)'}: ` +
+    'it needs credentials. Give them in headers, e.g. headers: { Authorization: "Bearer <token>" }.',
+  startFailed: (name: string, message: string) => `createExecutor: MCP server "${name}" failed to start: ${boundText(message, 1000)}`,
+  toolSkipped: (server: string, tool: string, problem: string) =>
+    `toolpool: MCP server "${server}": its tool ${JSON.stringify(boundText(tool, 200))} is left out: ${boundText(problem, 1000)}`,
+  toolNameInvalid: (name: string) =>
+    `its executor name ${JSON.stringify(boundText(name, 200))} is not 1-64 letters, digits, "_" or "-" (models accept no other); a shorter server name may help`,
+  listFailed: (server: string, message: string) =>
+    `toolpool: MCP server "${server}" announced a new tool list, but tools/list failed (${boundText(message, 500)}); its tools stay as they were.`,
+  // Error results, read by the model.
+  callFailed: (server: string, message: string) => `MCP server "${server}" could not run the call: ${boundText(message, 2000)}`,
+  failedWithoutText: (server: string) => `MCP server "${server}" reported an error without a message.`,
+  exitedDuringCall: (server: string, exit: string, stderr: string) =>
+    `Tool crashed: MCP server "${server}" exited (${exit}) during the call; toolpool restarts it for later calls.` + stderrNote(stderr),
+  stopped: (server: string, what: string, answered: boolean, graceMs: number, killable: boolean) =>
+    `${what}; toolpool sent notifications/cancelled to MCP server "${server}". ` +
+    (answered
+      ? 'The server still answers (it answered a ping), so it was left running.'
+      : killable
+        ? `It did not answer a ping within ${graceMs} ms (abortGraceMs), so it was killed with everything it started, and is restarted for later calls.`
+        : `It did not answer a ping within ${graceMs} ms (abortGraceMs); its session was dropped, and later calls open a new one.`),
+  killedForOther: (server: string) =>
+    `Tool call stopped: MCP server "${server}" was killed because it stopped answering during another call; it is restarted for later calls.`,
+  brokeProtocol: (server: string, problem: string) =>
+    `Tool crashed: MCP server "${server}" ${boundText(problem, 300)}, so it was killed; it is restarted for later calls.`,
+  gaveUp: (server: string, times: number, last: string) =>
+    `MCP server "${server}" failed ${times} times in a row (last: ${boundText(last, 1000)}), so toolpool no longer restarts it. ` +
+    'Fix the server, then create the executor again.',
+  restartFailed: (server: string, message: string) => `MCP server "${server}" could not be restarted: ${boundText(message.replace(/^createExecutor: /, ''), 2000)}`,
+} as const;
+
+/** Longest MCP server name: the name and a tool name share the 64 characters of an executor tool name. */
+export const MCP_NAME_CHARS = 48;
+
+/** The end of a server's stderr, as a sentence to append. */
+function stderrNote(stderr: string): string {
+  const tail = stderr.trim();
+  return tail === '' ? ' It wrote nothing to stderr.' : ` The end of its stderr: ${boundText(tail.slice(-1000), 1000)}`;
+}
+
 /** The agent loop's messages. Texts that end up in a tool result are read by the model. */
 export const AgentErrors = {
   busy: () =>
@@ -238,6 +313,7 @@ export const ConfigErrors = {
   unknownOption: (path: string, parent: string, known: string[]) =>
     `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
   missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
+  noTools: (missingTools: string) => `createExecutor: ${missingTools}, or give mcpServers`,
   moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
@@ -362,6 +438,13 @@ export function truncate(text: string, max: number): string {
 export const CliErrors = {
   unknownFlagNear: (flag: string, nearest: string) => `unknown option ${flag}; did you mean ${nearest}?`,
   unknownFlag: (flag: string, known: string[]) => `unknown option ${flag}; the options are ${known.join(', ')}`,
+  mcpConfigUnreadable: (file: string, message: string) => `--mcp-config ${file}: cannot read it (${message})`,
+  mcpConfigNotJson: (file: string, message: string) => `--mcp-config ${file}: not valid JSON (${message})`,
+  mcpConfigShape: (file: string) =>
+    `--mcp-config ${file}: expected { "mcpServers": { "<name>": { "command": ..., "args": [...], "env": {...} } } }, ` +
+    'as Claude Desktop, Cursor and VS Code write it (toolpool adds "isolation" and "permissions"; a server may have "url" instead of "command")',
+  mcpConfigType: (file: string, name: string, type: string) =>
+    `--mcp-config ${file}: server "${name}" has type ${JSON.stringify(type)}; toolpool speaks "stdio" (with command) and "http" (Streamable HTTP, with url)`,
 } as const;
 
 /**

@@ -13,6 +13,8 @@ import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
 import { toolEnvironment } from './isolation/environment.ts';
 import { measurePermissionSupport, type Permissions } from './isolation/permissions.ts';
 import { resolveLimits } from './limits.ts';
+import { loadMcpTools } from './mcp-client/load.ts';
+import type { ToolSource } from './tool-source.ts';
 import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSchema, ToolAnnotations, ToolCall, ToolLimits, ToolSchema } from './tool.ts';
 
 export interface Executor {
@@ -72,7 +74,7 @@ const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.
  */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
   const checked = await checkOptions(options);
-  const entries = await loadEntries(options.tools);
+  const entries = await loadEntries(options.tools ?? []);
   // Whether workers are confined by the permission flags on this line is measured once, before any tool is placed.
   const permissionSupport = checked.permissions ? await measurePermissionSupport() : undefined;
   const domains = new TrustDomains({
@@ -84,23 +86,31 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     hostFunctions: checked.host,
     defaultMemoryMb: resolveLimits(checked.limits, {}).maxMemoryMb,
   });
+  let mcp: ToolSource | undefined;
   try {
     domains.check(checked.isolation);
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
     await domains.ready(checked.isolation);
-    const tools = await registerTools(entries, {
-      domains,
-      limits: checked.limits,
-      toolLimits: checked.toolLimits,
-      host: checked.host,
-      isolation: checked.isolation,
-      ...(options.remote ? { remote: options.remote } : {}),
-    });
-    checkToolLimitNames(checked.toolLimits, tools);
-    if ([...tools.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
-    return new ToolExecutor(tools, domains, checked, options.remote);
+    // The MCP servers start while the tool modules are read.
+    const [tools, servers] = await Promise.allSettled([
+      registerTools(entries, {
+        domains,
+        limits: checked.limits,
+        toolLimits: checked.toolLimits,
+        host: checked.host,
+        isolation: checked.isolation,
+        ...(options.remote ? { remote: options.remote } : {}),
+      }),
+      options.mcpServers ? loadMcpTools(options.mcpServers, mcpOptions(checked, options.workers)) : undefined,
+    ]);
+    mcp = servers.status === 'fulfilled' ? servers.value : undefined;
+    if (tools.status === 'rejected') throw tools.reason;
+    if (servers.status === 'rejected') throw servers.reason;
+    checkNames(tools.value, mcp, checked.toolLimits);
+    if ([...tools.value.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
+    return new ToolExecutor(tools.value, domains, checked, options.remote, mcp);
   } catch (error) {
-    await Promise.all([domains.close(), options.remote?.close()]);
+    await Promise.all([domains.close(), mcp?.close(), options.remote?.close()]);
     throw error;
   }
 }
@@ -131,11 +141,35 @@ async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
   };
 }
 
-/** Every name in `toolLimits` must be a tool's: a typo would otherwise leave a tool with limits the host did not mean. */
-function checkToolLimitNames(toolLimits: Readonly<Record<string, ToolLimits>>, tools: ReadonlyMap<string, RegisteredTool>): void {
-  const unknown = Object.keys(toolLimits).filter((name) => !tools.has(name));
-  if (unknown.length > 0) throw new Error(ConfigErrors.unknownToolLimits(unknown, [...tools.keys()]));
+/**
+ * A tool module's and an MCP server's tool may not share a name; every
+ * name in `toolLimits` must be a tool's (a typo would otherwise leave a
+ * tool with limits the host did not mean).
+ */
+function checkNames(tools: ReadonlyMap<string, RegisteredTool>, mcp: ToolSource | undefined, toolLimits: Readonly<Record<string, ToolLimits>>): void {
+  for (const [name, tool] of mcp?.tools ?? []) {
+    const own = tools.get(name);
+    if (own) throw new Error(ConfigErrors.duplicateName(name, own.source, tool.source));
+  }
+  const known = [...tools.keys(), ...(mcp?.tools.keys() ?? [])];
+  const unknown = Object.keys(toolLimits).filter((name) => !known.includes(name));
+  if (unknown.length > 0) throw new Error(ConfigErrors.unknownToolLimits(unknown, known));
 }
+
+/** What the MCP client takes from the executor's options. */
+function mcpOptions(checked: CheckedOptions, workers: WorkerOptions | undefined) {
+  const largestResult = Math.max(...[checked.limits, ...Object.values(checked.toolLimits)].map((limits) => resolveLimits(limits, {}).maxResultBytes));
+  return {
+    limits: checked.limits,
+    toolLimits: checked.toolLimits,
+    loadTimeoutMs: workers?.loadTimeoutMs ?? PoolSet.defaults().loadTimeoutMs,
+    // A result of maxResultBytes, with room for JSON-RPC around it (and JSON's escapes).
+    maxLineBytes: 2 * largestResult + MCP_LINE_MARGIN_BYTES,
+    tmpBytes: resolveLimits(checked.limits, {}).maxMemoryMb * 1024 * 1024,
+  };
+}
+
+const MCP_LINE_MARGIN_BYTES = 1 << 20;
 
 function workerCounts(workers: WorkerOptions | undefined) {
   const counts: { minWorkers?: number; maxWorkers?: number; idleTimeoutMs?: number; loadTimeoutMs?: number } = {};
@@ -146,12 +180,20 @@ function workerCounts(workers: WorkerOptions | undefined) {
   return counts;
 }
 
+/** The executor's tools at one moment, and what is shown of them. */
+interface ToolView {
+  /** The tool source's version this view was made from. */
+  version: number;
+  tools: ReadonlyMap<string, RegisteredTool>;
+  definitions: ToolSchema[];
+  labels: ReadonlyMap<string, string>;
+  metadata: ReadonlyMap<string, ToolMetadata>;
+}
+
 class ToolExecutor implements Executor, PendingCheckable {
-  readonly definitions: ToolSchema[];
-  readonly labels: ReadonlyMap<string, string>;
-  readonly metadata: ReadonlyMap<string, ToolMetadata>;
   readonly #events = new OrderedEmitter<ToolEvent>();
   readonly #hooks = new HookQueue();
+  #view: ToolView;
   #closed = false;
 
   constructor(
@@ -159,14 +201,23 @@ class ToolExecutor implements Executor, PendingCheckable {
     private readonly domains: TrustDomains,
     private readonly options: CheckedOptions,
     private readonly remote: RemoteRunner | undefined,
+    /** Tools whose list can change (MCP servers'): the view is made again when it does. */
+    private readonly source?: ToolSource,
   ) {
-    this.definitions = [...tools.values()].map(({ info }) => ({
-      name: info.name,
-      description: info.description,
-      parameters: info.parameters,
-    }));
-    this.labels = new Map([...tools.values()].flatMap(({ info }) => (info.label !== undefined ? [[info.name, info.label] as const] : [])));
-    this.metadata = new Map([...tools.values()].map((tool) => [tool.info.name, toolMetadata(tool)] as const));
+    this.#view = this.#makeView();
+  }
+
+  // Live: an MCP server's tools/list_changed shows here (the Agent reads the definitions every turn).
+  get definitions(): ToolSchema[] {
+    return this.#current().definitions;
+  }
+
+  get labels(): ReadonlyMap<string, string> {
+    return this.#current().labels;
+  }
+
+  get metadata(): ReadonlyMap<string, ToolMetadata> {
+    return this.#current().metadata;
   }
 
   subscribe(listener: Listener<ToolEvent>): () => void {
@@ -182,8 +233,14 @@ class ToolExecutor implements Executor, PendingCheckable {
     } catch (error) {
       return Promise.reject(error);
     }
+    // A tool list change a server announced is in effect before the batch looks up its tools.
+    const changing = this.source?.settled();
+    return changing ? changing.then(() => this.#run(calls, options)) : this.#run(calls, options);
+  }
+
+  #run(calls: ToolCall[], options: BatchOptions): Promise<BatchResult> {
     const environment = {
-      tools: this.tools,
+      tools: this.#current().tools,
       toolExecution: this.options.toolExecution,
       events: this.#events,
       hooks: this.#hooks,
@@ -195,22 +252,46 @@ class ToolExecutor implements Executor, PendingCheckable {
 
   async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
     if (this.#closed) throw new Error(ConfigErrors.closed());
-    return (await checkApprovals(this.tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
+    await this.source?.settled();
+    return (await checkApprovals(this.#current().tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
   }
 
   /** For `new Agent({ snapshot })`: does a stored pending call match its tool call in the transcript? */
   [CHECK_PENDING](call: ToolCall, entry: PendingApproval): string | undefined {
-    return pendingCallProblem(this.tools.get(entry.toolName), call, entry);
+    return pendingCallProblem(this.#current().tools.get(entry.toolName), call, entry);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all([this.domains.close(), this.remote?.close()]);
+    await Promise.all([this.domains.close(), this.remote?.close(), this.source?.close()]);
   }
 
   [asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  #current(): ToolView {
+    if (this.source && this.source.version !== this.#view.version) this.#view = this.#makeView();
+    return this.#view;
+  }
+
+  /** The executor's own tools, then the source's (a name of its own wins: a server cannot shadow a tool module). */
+  #makeView(): ToolView {
+    let tools: ReadonlyMap<string, RegisteredTool> = this.tools;
+    if (this.source) {
+      const merged = new Map(this.tools);
+      for (const [name, tool] of this.source.tools) if (!merged.has(name)) merged.set(name, tool);
+      tools = merged;
+    }
+    const infos = [...tools.values()].map(({ info }) => info);
+    return {
+      version: this.source?.version ?? 0,
+      tools,
+      definitions: infos.map((info) => ({ name: info.name, description: info.description, parameters: info.parameters })),
+      labels: new Map(infos.flatMap((info) => (info.label !== undefined ? [[info.name, info.label] as const] : []))),
+      metadata: new Map([...tools.values()].map((tool) => [tool.info.name, toolMetadata(tool)] as const)),
+    };
   }
 }
 

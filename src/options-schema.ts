@@ -4,6 +4,7 @@ import { ConfigErrors, preview } from './errors.ts';
 import { MIN_MEMORY_MB } from './limits.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import type { Permissions } from './isolation/permissions.ts';
+import type { McpHttpServer, McpServerPermissions, McpStdioServer } from './mcp-client/types.ts';
 import type { ToolInfo } from './tool-info.ts';
 import { FUNCTION_FIELD } from './tool-view.ts';
 import type { ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
@@ -89,8 +90,34 @@ const workersProperties = {
   loadTimeoutMs: Optional(IntegerAtLeast(1)),
 } satisfies Described<WorkerOptions>;
 
+const mcpPermissionsProperties = {
+  fsRead: permissionsProperties.fsRead,
+  fsWrite: permissionsProperties.fsWrite,
+  net: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a "host:port" string' }), { expected: 'an array of "host:port"' })),
+} satisfies Described<McpServerPermissions>;
+
+/**
+ * One MCP server: the keys of both kinds in one object, so a misspelt key
+ * is named with every known one; which keys go together (`command` or
+ * `url`, and what only a started server has) is checked in
+ * src/mcp-client/config.ts.
+ */
+const mcpServerProperties = {
+  command: Optional(Type.String({ minLength: 1, expected: 'a non-empty string (the program to start)' })),
+  args: Optional(Type.Array(Type.String({ expected: 'a string' }), { expected: 'an array of strings' })),
+  env: Optional(Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of name → value' })),
+  cwd: Optional(Type.String({ minLength: 1, expected: 'a non-empty path' })),
+  isolation: Optional(OneOf(['process', 'sandbox'])),
+  permissions: Optional(Options(mcpPermissionsProperties, 'an object with fsRead, fsWrite or net')),
+  timeoutMs: Optional(PositiveNumber()),
+  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (toolName, args) => boolean' })),
+  url: Optional(Type.String({ minLength: 1, expected: 'a URL string' })),
+  headers: Optional(Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of header name → value' })),
+} satisfies Described<McpStdioServer> & Described<McpHttpServer>;
+
 const executorProperties = {
-  tools: Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' }),
+  // Required unless mcpServers is given (checked in createExecutor).
+  tools: Optional(Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' })),
   toolExecution: Optional(ExecutionModeSchema),
   beforeToolCall: Optional(FunctionOption()),
   afterToolCall: Optional(FunctionOption()),
@@ -112,6 +139,11 @@ const executorProperties = {
       { execute: FunctionOption(), close: FunctionOption() },
       { additionalProperties: true, expected: 'a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)' },
     ),
+  ),
+  mcpServers: Optional(
+    Type.Record(Type.String(), Options(mcpServerProperties, 'an MCP server: { command, args?, env?, ... } or { url, headers?, ... }'), {
+      expected: 'an object of server name → { command, ... } or { url, ... }',
+    }),
   ),
 } satisfies Described<ExecutorOptions>;
 
@@ -210,8 +242,11 @@ const compile = async (schema: TSchema) => (await (ajvInstance ??= optionsAjv())
 /** Rejects with a TypeError naming every wrong or unknown option of `createExecutor`. */
 export async function checkExecutorOptions(options: unknown): Promise<void> {
   const validate = await (executorValidator ??= compile(ExecutorOptionsSchema));
-  if (validate(options)) return;
-  throw new TypeError(ConfigErrors.badOptions(problemsOf(validate.errors ?? [], (path) => `option ${path}`)));
+  if (!validate(options)) throw new TypeError(ConfigErrors.badOptions(problemsOf(validate.errors ?? [], (path) => `option ${path}`)));
+  const { tools, mcpServers } = options as ExecutorOptions;
+  if (tools === undefined && mcpServers === undefined) {
+    throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', String(executorProperties.tools.expected))));
+  }
 }
 
 /** Checks a tool's fields; resolves to the problems (empty when it is valid). */

@@ -2,6 +2,7 @@ import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
 import type { EnvOption } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { RemoteRunner } from './remote.ts';
+import type { McpServerConfig } from './mcp-client/types.ts';
 import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from './tool.ts';
 
 // The options of `createExecutor`, as types. They live below both the
@@ -59,8 +60,16 @@ export interface ExecutorOptions {
    * folders `lib` and `node_modules`; a module there whose default export is
    * not a tool is skipped (one warning names them), any other failure to
    * load fails `createExecutor` as for a module named on its own.
+   * Optional when `mcpServers` gives the tools.
    */
-  tools: readonly ToolEntry[];
+  tools?: readonly ToolEntry[];
+  /**
+   * MCP servers whose tools become the executor's: each tool `t` of server
+   * `NAME` is the tool `NAME_t`. A server with `command` is started by
+   * toolpool (in the sandbox tier unless `isolation: 'process'`); one with
+   * `url` is reached over Streamable HTTP. Needs `@modelcontextprotocol/sdk`.
+   */
+  mcpServers?: Readonly<Record<string, McpServerConfig>>;
   /** `'sequential'` runs every batch one call at a time. Default `'parallel'`. */
   toolExecution?: ExecutionMode;
   beforeToolCall?: BeforeToolCallHook;

@@ -5,11 +5,14 @@ import { folderExample, toolLimitsExample, trustDomainExample } from '../src/exe
 import { createExecutor, scriptedModel } from '../src/index.ts';
 import { schemaExamples } from '../src/tool.examples.ts';
 import { textOf } from '../src/messages.ts';
+import { mcpServersExample } from '../src/mcp-client/mcp-client.examples.ts';
+import { MCP_FIXTURES, MCP_SERVER, startHttpMcpServer } from './support/mcp-servers.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const examples = readFileSync(new URL('../src/agent.examples.ts', import.meta.url), 'utf8');
 const toolExamples = readFileSync(new URL('../src/tool.examples.ts', import.meta.url), 'utf8');
 const executorExamples = readFileSync(new URL('../src/executor.examples.ts', import.meta.url), 'utf8');
+const mcpClientExamples = readFileSync(new URL('../src/mcp-client/mcp-client.examples.ts', import.meta.url), 'utf8');
 
 /** The lines between `// #region name` and `// #endregion`, unindented as the README shows them. */
 function region(source: string, name: string): string {
@@ -119,5 +122,36 @@ describe('README examples of schemas, toolLimits, folders and await using', () =
   test('the folder example loads ./tools and closes the executor with await using', async () => {
     const batch = await folderExample();
     expect(textOf(batch.results[0] as never)).toBe('6 * 7 = 42');
+  });
+});
+
+describe('README example of MCP servers', () => {
+  test('the README quotes it', () => {
+    expect(readme).toContain(`\`\`\`ts\n${region(mcpClientExamples, 'mcp-servers')}\n\`\`\``);
+  });
+
+  test('it runs: a sandboxed stdio server and an HTTP server, their tools named SERVER_tool', async () => {
+    const search = await startHttpMcpServer();
+    const executor = await mcpServersExample({
+      notesServer: MCP_SERVER,
+      notesFiles: [MCP_FIXTURES, new URL('../node_modules', import.meta.url).pathname],
+      searchUrl: search.url,
+    });
+    try {
+      const names = executor.definitions.map((definition) => definition.name);
+      expect(names).toEqual(expect.arrayContaining(['notes_echo', 'search_echo']));
+      expect(executor.metadata.get('notes_echo')?.needsApproval).toBe('function');
+      const { results } = await executor.executeBatch([
+        { id: '1', name: 'notes_env', arguments: {} },
+        { id: '2', name: 'search_echo', arguments: { text: 'found' } },
+      ]);
+      // Its env, and PWD (its working folder), which bubblewrap sets.
+      const { PWD: _pwd, ...env } = JSON.parse(textOf(results[0] as never)) as Record<string, string>;
+      expect(env).toEqual({ NOTES_DIR: '/srv/notes' });
+      expect(textOf(results[1] as never)).toBe('found');
+    } finally {
+      await executor.close();
+      await search.close();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * folders, per-tool sandboxing.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -18,7 +18,7 @@ import { toRunnableModule } from '../src/pool/module-compiler.ts';
 import type { RunOutcome } from '../src/runner.ts';
 import { createExecutor as create } from '../src/index.ts';
 import { call, fixture, textOf, useExecutors } from './support/executors.ts';
-import { childPids, eventually } from './support/leaks.ts';
+import { childPids, eventually, processesWith } from './support/leaks.ts';
 
 const createExecutor = useExecutors();
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-sandbox-tier-'));
@@ -216,18 +216,3 @@ describe('a hostile child main thread inside the sandbox (as if a tool had taken
     }
   });
 });
-
-/** Host processes whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (command.includes(marker)) pids.push(Number(entry));
-    } catch {
-      // ended while we looked
-    }
-  }
-  return pids;
-}

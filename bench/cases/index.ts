@@ -14,7 +14,8 @@ import { hardening } from './13-hardening.ts';
 import { sharedWorkers } from './14-shared-workers.ts';
 import { trustDomains } from './15-trust-domains.ts';
 import { remoteCalls } from './16-remote.ts';
+import { mcpClient } from './17-mcp-client.ts';
 import type { BenchCase } from '../lib/types.ts';
 
-/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost, issue 10's shared workers, issue 20's trust domains and issue 17's tools across machines. */
-export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers, trustDomains, remoteCalls];
+/** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost, issue 10's shared workers, issue 20's trust domains, issue 17's tools across machines and issue 16's MCP client. */
+export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers, trustDomains, remoteCalls, mcpClient];

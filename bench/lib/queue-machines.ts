@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { childEnvironment } from './toolpool.ts';
 
-/** A worker machine of case 15: a long-lived child process (bench/children/queue-machine.ts). */
+/** A worker machine of case 16: a long-lived child process (bench/children/queue-machine.ts). */
 export interface QueueMachine {
   stop(): Promise<void>;
 }

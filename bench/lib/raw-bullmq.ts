@@ -2,7 +2,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 
 /**
- * The raw BullMQ baseline of case 15, as BullMQ's own docs suggest a
+ * The raw BullMQ baseline of case 16, as BullMQ's own docs suggest a
  * producer waits for results: one Queue to add jobs with its own ids, and
  * one QueueEvents whose 'completed' events settle them (no
  * waitUntilFinished, which adds a listener per job and races

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineTool } from '../../src/tool.ts';
 
-/** Keeps its thread busy for `ms` milliseconds of wall time, then answers (case 15's CPU-bound tool). */
+/** Keeps its thread busy for `ms` milliseconds of wall time, then answers (case 16's CPU-bound tool). */
 export default defineTool({
   name: 'cpu_ms',
   description: 'Benchmark tool: burns CPU for a few ms.',

@@ -5,6 +5,7 @@ import type { Isolation, ToolLimits } from '../tool.ts';
 import { bareFlagValue, integerFlag, splitList } from './args.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
 import { inFlagTerms } from './flags.ts';
+import { inConfigTerms, readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
 // The flags that make an executor, shared by the commands that serve tools
@@ -68,23 +69,28 @@ export function withBareAllowNet(argv: string[]): string[] {
 /**
  * Checks the flags at once (a usage error names the flag that is wrong) and
  * returns what loads the executor they describe (a run error names the tool
- * that cannot load).
+ * that cannot load). `mcpConfig` (serve's `--mcp-config`) adds the tools of
+ * the MCP servers that file lists; then `--tools` may be left out.
  */
-export function executorLoader(command: string, values: ExecutorValues): () => Promise<Executor> {
+export function executorLoader(command: string, values: ExecutorValues, mcpConfig?: string): () => Promise<Executor> {
   const tools = values.tools ?? [];
-  if (tools.length === 0) throw usageError(command, 'missing --tools <file|folder>');
+  if (tools.length === 0 && mcpConfig === undefined) {
+    throw usageError(command, command === 'serve' ? 'missing --tools <file|folder> or --mcp-config <file>' : 'missing --tools <file|folder>');
+  }
   const limits = limitFlags(command, values);
-  return () => loadExecutor(command, values, tools, limits);
+  return () => loadExecutor(command, values, tools, limits, mcpConfig);
 }
 
-async function loadExecutor(command: string, values: ExecutorValues, tools: string[], limits: ToolLimits): Promise<Executor> {
+async function loadExecutor(command: string, values: ExecutorValues, tools: string[], limits: ToolLimits, mcpConfig: string | undefined): Promise<Executor> {
   const paths = await expandToolPaths(tools);
   const options = parseToolOptions(command, values['tool-options']);
   const permissions = permissionFlags(values);
   const env = envFlags(command, values);
+  const mcpServers = mcpConfig !== undefined ? await readMcpConfig(mcpConfig) : undefined;
   try {
     return await createExecutor({
       tools: paths.map((module) => ({ module, options })),
+      ...(mcpServers ? { mcpServers } : {}),
       // Passed through as given: the executor knows which tiers exist and says so when one does not.
       ...(values.isolation !== undefined ? { isolation: values.isolation as Isolation } : {}),
       ...(Object.keys(limits).length > 0 ? { limits } : {}),
@@ -92,7 +98,7 @@ async function loadExecutor(command: string, values: ExecutorValues, tools: stri
       ...env,
     });
   } catch (error) {
-    throw runError(inFlagTerms(oneLineMessage(error)), error);
+    throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), mcpConfig), error);
   }
 }
 

@@ -1,7 +1,7 @@
 import { Agent } from '../agent.ts';
 import { createExecutor, type Executor } from '../executor.ts';
 import { textOf, type AssistantMessage, type Message } from '../messages.ts';
-import type { ToolEntry } from '../options.ts';
+import type { ExecutorOptions, ToolEntry } from '../options.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { inFlagTerms, parseFlags } from './flags.ts';
 import { askApprovals, describePending, type Input } from './approval-prompt.ts';
@@ -10,6 +10,7 @@ import { modelFromFlag } from './model-flag.ts';
 import { RunStats } from './stats.ts';
 import { styleFor, type Output } from './terminal.ts';
 import { CallLabels, Timeline } from './timeline.ts';
+import { inConfigTerms, readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
 
 export const runHelp = `Usage: toolpool run --model <provider:model> [--tools <file|folder>]... [options] "prompt"
@@ -23,6 +24,9 @@ Options:
   -t, --tools <file|folder>     Tool modules (default export made with defineTool); a folder loads
                                 its .ts/.mts/.js/.mjs files and its subfolders' (not _names or lib/;
                                 helpers without a tool export are skipped). Repeatable or comma-separated.
+      --mcp-config <file>       MCP servers whose tools the agent gets, in the { "mcpServers": { ... } }
+                                format of Claude Desktop, Cursor and VS Code; each server runs in a
+                                sandbox (bubblewrap) unless it says "isolation": "process"
       --base-url <url>          An API-compatible server (vLLM, Ollama, llama.cpp, LM Studio...),
                                 with or without /v1. With it, no API key is needed.
       --system <text>           System prompt
@@ -43,8 +47,9 @@ Approvals:
 Exit codes: 0 answered, 1 failed (model error, missing key, bad tool, max turns), 2 bad usage,
             3 a tool call needs approval and stdin is not a terminal to ask on, 130 interrupted.
 
-Example:
-  toolpool run --tools tools/ --model openai:gpt-4o-mini "What is 2^20 + 17?"`;
+Examples:
+  toolpool run --tools tools/ --model openai:gpt-4o-mini "What is 2^20 + 17?"
+  toolpool run --mcp-config mcp.json --model anthropic:claude-sonnet-4-5 "Summarise notes/todo.md"`;
 
 export interface RunIO {
   stdout: Output;
@@ -65,6 +70,7 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
         ...helpFlag,
         model: { type: 'string', short: 'm' },
         tools: { type: 'string', short: 't', multiple: true },
+        'mcp-config': { type: 'string' },
         'base-url': { type: 'string' },
         system: { type: 'string' },
         'max-turns': { type: 'string' },
@@ -83,7 +89,8 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
   const toolOptions = parseToolOptions(values['tool-options']);
 
   const model = await modelFromFlag(values.model, values['base-url'], io.env);
-  const executor = await loadTools(values.tools ?? [], toolOptions);
+  const mcpServers = values['mcp-config'] !== undefined ? await readMcpConfig(values['mcp-config']) : undefined;
+  const executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config']);
   const style = styleFor(io.stderr, io.env);
   const labels = new CallLabels();
   const stats = new RunStats(labels);
@@ -139,13 +146,13 @@ function parseToolOptions(json: string | undefined): unknown {
   }
 }
 
-async function loadTools(values: string[], options: unknown): Promise<Executor> {
+async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers'], configFile: string | undefined): Promise<Executor> {
   const paths = await expandToolPaths(values);
   const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
   try {
-    return await createExecutor({ tools });
+    return await createExecutor({ tools, ...(mcpServers ? { mcpServers } : {}) });
   } catch (error) {
-    throw runError(inFlagTerms(oneLineMessage(error)), error);
+    throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), configFile), error);
   }
 }
 

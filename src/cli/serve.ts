@@ -5,20 +5,28 @@ import { parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
 import { executorFlags, executorFlagsHelp, executorLoader, logCalls, stopSignal, toolsFlagHelp, withBareAllowNet } from './executor-flags.ts';
 
-export const serveHelp = `Usage: toolpool serve --tools <file|folder>... [--http <port>] [options]
+export const serveHelp = `Usage: toolpool serve (--tools <file|folder>... | --mcp-config <file>) [--http <port>] [options]
 
 Serves tools to MCP clients (Claude Desktop, Claude Code, Cursor, the MCP
-Inspector). Every call runs through toolpool: validation and coercion,
+Inspector): tool modules, and the tools of other MCP servers run caged (a
+sandboxing MCP proxy). Every call runs through toolpool: validation and coercion,
 limits, isolation; progress becomes MCP progress notifications, and a
 cancelled call is stopped (killed after its grace period if it ignores its
 signal). Speaks MCP on stdin/stdout by default; logs go to stderr.
 
 Options:
 ${toolsFlagHelp}
+      --mcp-config <file>     MCP servers to serve the tools of, in the { "mcpServers": { ... } } format
+                              of Claude Desktop, Cursor and VS Code; each runs in a sandbox (bubblewrap)
+                              unless it says "isolation": "process" (with "permissions": { fsRead,
+                              fsWrite, net } for what it may reach)
       --http <port>           Serve Streamable HTTP on 127.0.0.1:<port> at /mcp instead of stdio
                               (0 picks a free port; the URL is logged)
 ${executorFlagsHelp}
   -h, --help                  Show this help
+
+--isolation, --memory and --allow-* apply to --tools modules; an MCP server of --mcp-config
+takes its own from its entry there (--timeout applies to both).
 
 Tools with needsApproval ask the person through the client (MCP elicitation); a client
 without it gets an error result saying so.
@@ -26,21 +34,22 @@ without it gets an error result saying so.
 It stops when stdin closes (stdio) or on SIGINT/SIGTERM, and leaves no workers or child processes.
 TOOLPOOL_DEBUG=1 prints the stack of an error that stops it.
 
-Example (Claude Code):
-  claude mcp add toolpool -- npx toolpool serve --tools ./tools`;
+Examples (Claude Code):
+  claude mcp add toolpool -- npx toolpool serve --tools ./tools
+  claude mcp add caged -- npx toolpool serve --mcp-config ./mcp.json`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags('serve', {
     // `--allow-net` may stand alone: then it allows every host.
     args: withBareAllowNet(argv),
     strict: true,
-    options: { ...helpFlag, ...executorFlags, http: { type: 'string' } },
+    options: { ...helpFlag, ...executorFlags, 'mcp-config': { type: 'string' }, http: { type: 'string' } },
   });
   if (values.help) {
     process.stdout.write(`${serveHelp}\n`);
     return 0;
   }
-  const loadExecutor = executorLoader('serve', values);
+  const loadExecutor = executorLoader('serve', values, values['mcp-config']);
   const port = integerFlag('serve', 'http', values.http, 0);
   if (port !== undefined && port > 65_535) throw usageError('serve', `--http must be a port number (0-65535), got "${values.http}"`);
   // Listen first: a signal while the tools load still ends in a clean stop, and the "ready" line below means it is heard.

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants } from 'node:os';
 import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import type { HostFunctions } from '../tool.ts';
 import { FROM_HOST_FD, TO_HOST_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
 import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
 import { ChildSlots } from './child-slots.ts';
+import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
 import { inheritableFds } from './inherited-fds.ts';
 import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
@@ -461,25 +461,13 @@ function closeChannel(child: Child): void {
 }
 
 /** A launcher that reports signal deaths as 128 + N (bwrap) gets its signal named again. */
-function exitSignal(child: Child, code: number | null, signal: NodeJS.Signals | null): { code: number | null; signal: NodeJS.Signals | null } {
-  if (signal || !child.signalsAsExitCodes || code === null || code <= 128) return { code, signal };
-  const name = Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0] as NodeJS.Signals | undefined;
-  return name ? { code: null, signal: name } : { code, signal };
+function exitSignal(child: Child, code: number | null, signal: NodeJS.Signals | null): ExitStatus {
+  return exitStatus(code, signal, child.signalsAsExitCodes);
 }
 
 function exitName(child: Child, code: number | null, signal: NodeJS.Signals | null): string {
   const died = exitSignal(child, code, signal);
   return String(died.signal ?? died.code);
-}
-
-/** The child leads its own session (see childSpawnOptions): SIGKILL it and everything it started there. */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL'); // not a group leader (a launcher without a session of its own), or already gone
-  }
 }
 
 /**

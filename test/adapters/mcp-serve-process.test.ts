@@ -168,7 +168,7 @@ describe('toolpool serve usage', () => {
   test('--help prints usage; no --tools or a bad --http is a usage error (exit 2)', async () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/Usage: toolpool serve --tools <file\|folder>\.\.\.[\s\S]*--http <port>[\s\S]*--isolation/);
+    expect(help.stdout).toMatch(/Usage: toolpool serve \(--tools <file\|folder>\.\.\. \| --mcp-config <file>\)[\s\S]*--http <port>[\s\S]*--isolation/);
     for (const flag of ['--timeout <ms>', '--memory <mb>', '--allow-net [host:port]', '--env <NAME[=VALUE]>', 'TOOLPOOL_DEBUG=1']) expect(help.stdout).toContain(flag);
     const noTools = await run([]);
     expect(noTools.code).toBe(2);

@@ -7,7 +7,7 @@
  * the safe outcome, the bystander, the next call, and that nothing of the
  * sandbox is left after close().
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createExecutor, type ExecutorOptions, type ToolResultMessage } from '../../src/index.ts';
 import { compiledRuntimeDir } from '../../src/pool/module-compiler.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
-import { childPids, eventually } from '../support/leaks.ts';
+import { childPids, eventually, processesWith } from '../support/leaks.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-sandbox-'));
 // Under a root host the sandbox runs as nobody: the folder it reads and writes must let that user in.
@@ -292,17 +292,3 @@ describe('the network allowlist (permissions.net)', () => {
     await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com:0'] } })).rejects.toThrow(/port outside 1-65535/);
   });
 });
-
-/** Host processes whose command line contains `marker`. */
-function processesWith(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
-    } catch {
-      // ended while we looked
-    }
-  }
-  return pids;
-}

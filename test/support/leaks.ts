@@ -36,6 +36,20 @@ export function childPids(): number[] {
   return pids;
 }
 
+/** Processes of this machine (but this one) whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
 /** Waits until `check` holds, polling; returns its last value. */
 export async function eventually<T>(read: () => T, check: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -25,6 +25,24 @@ async function readRuntimeFiles(): Promise<string[]> {
   return [...new Set(files.flatMap(withRealPath))];
 }
 
+const programs = new Map<string, Promise<string[]>>();
+
+/**
+ * The same for any program (an MCP server's command): the file and the
+ * shared libraries ldd lists for it, each with its real path. A program
+ * ldd cannot read (a static binary, a script) is the file alone.
+ */
+export function runtimeFilesOf(program: string): Promise<string[]> {
+  let files = programs.get(program);
+  if (!files) {
+    files = lddLibraries(program)
+      .catch(() => [])
+      .then((libraries) => [...new Set([program, ...libraries].flatMap(withRealPath))]);
+    programs.set(program, files);
+  }
+  return files;
+}
+
 /** Parses `ldd` output: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)". */
 export function parseLdd(output: string): string[] {
   const paths: string[] = [];

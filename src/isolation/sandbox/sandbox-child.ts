@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { keepInspectorClosed } from '../inspector-guard.ts';
 import type { ForwardRule } from './net-allowlist.ts';
 import { startForwarders } from './net-forwarder.ts';
+import { becomeUser } from './sandbox-user.ts';
 
 interface SandboxChildPlan {
   socket?: string;
@@ -24,19 +25,3 @@ if (plan.socket && plan.rules.length > 0) await startForwarders(plan.socket, pla
 if (plan.dropTo) becomeUser(plan.dropTo);
 // The host's first frames wait on the channel's socket until the entry reads them.
 await import(pathToFileURL(entry!).href);
-
-/**
- * Switches this process to `user` for good: groups, then gid, then uid
- * (after setuid no capability is left to undo it). The forwarders are
- * already listening. A switch that does not hold ends the sandbox rather
- * than run tools as root.
- */
-function becomeUser({ uid, gid }: { uid: number; gid: number }): void {
-  process.setgroups!([gid]);
-  process.setgid!(gid);
-  process.setuid!(uid);
-  if (process.getuid!() !== uid || process.geteuid!() !== uid || process.getgid!() !== gid) {
-    process.stderr.write('toolpool sandbox: could not leave root; stopping.\n');
-    process.exit(70);
-  }
-}

@@ -1,26 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { extname, join } from 'node:path';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toRunnableRuntime } from '../../pool/module-compiler.ts';
 import { childSpawnOptions, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
-import { bwrapArgs, type GeneratedFile } from './bwrap-args.ts';
-import { forwardRules, hostsFile, needsLowPorts, type ForwardRule, type NetTarget } from './net-allowlist.ts';
-import { NetProxy } from './net-proxy.ts';
+import { bwrapArgs } from './bwrap-args.ts';
+import { needsLowPorts, type NetTarget } from './net-allowlist.ts';
+import { SANDBOX_SOCKET, startNet, type NetPlan } from './net-plan.ts';
 import { nodeRuntimeFiles } from './node-libraries.ts';
 import { sandboxStdio } from './sandbox-stdio.ts';
 import { sandboxDropTarget } from './sandbox-user.ts';
-
-/** Where the host-side proxy's socket appears inside the sandbox. */
-const SANDBOX_SOCKET = '/run/toolpool/net.sock';
-
-/** What the sandbox's network looks like: the host-side proxy and the files that point names at the forwarders. */
-interface NetPlan {
-  proxy: NetProxy;
-  rules: ForwardRule[];
-  generated: GeneratedFile[];
-  folder: string;
-}
 
 /**
  * Starts the process tier's child inside bubblewrap: the same node binary
@@ -65,37 +52,13 @@ export class SandboxLauncher implements ChildLauncher {
   async close(): Promise<void> {
     const net = await this.#net?.catch(() => undefined);
     this.#net = undefined;
-    if (!net) return;
-    await net.proxy.close();
-    await rm(net.folder, { recursive: true, force: true });
+    await net?.close();
   }
 
   #netPlan(): Promise<NetPlan | undefined> {
     this.#net ??= this.targets.length === 0 ? Promise.resolve(undefined) : startNet(this.targets);
     return this.#net;
   }
-}
-
-async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> {
-  // Under a root host the sandbox's user (nobody) must be able to connect to the socket; its folder keeps everyone else out.
-  const proxy = await NetProxy.start(targets, sandboxDropTarget() !== undefined);
-  const { rules, hosts } = forwardRules(targets);
-  const folder = await mkdtemp(join(tmpdir(), 'toolpool-sandbox-etc-'));
-  const hostsPath = join(folder, 'hosts');
-  const nsswitchPath = join(folder, 'nsswitch.conf');
-  await writeFile(hostsPath, hostsFile(hosts));
-  // Names resolve from the sandbox's /etc/hosts only: there is no DNS inside.
-  await writeFile(nsswitchPath, 'hosts: files\n');
-  return {
-    proxy,
-    rules,
-    folder,
-    generated: [
-      { source: proxy.socketPath, target: SANDBOX_SOCKET },
-      { source: hostsPath, target: '/etc/hosts' },
-      { source: nsswitchPath, target: '/etc/nsswitch.conf' },
-    ],
-  };
 }
 
 function sandboxEntryFile(): Promise<string> {

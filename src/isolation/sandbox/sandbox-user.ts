@@ -47,3 +47,19 @@ function allows(path: string, access: 'read' | 'write'): boolean {
   const shift = stats.uid === SANDBOX_UID ? 6 : stats.gid === SANDBOX_GID ? 3 : 0;
   return ((stats.mode >> shift) & bits) === bits;
 }
+
+/**
+ * Switches this process to `user` for good: groups, then gid, then uid
+ * (after setuid no capability is left to undo it). Run inside the sandbox
+ * by its entry, before any code of a tool or a server. A switch that does
+ * not hold ends the sandbox rather than run that code as root.
+ */
+export function becomeUser({ uid, gid }: { uid: number; gid: number }): void {
+  process.setgroups!([gid]);
+  process.setgid!(gid);
+  process.setuid!(uid);
+  if (process.getuid!() !== uid || process.geteuid!() !== uid || process.getgid!() !== gid) {
+    process.stderr.write('toolpool sandbox: could not leave root; stopping.\n');
+    process.exit(70);
+  }
+}

@@ -1,0 +1,19 @@
+import { McpErrors, errorMessage } from '../errors.ts';
+import type { ToolSource } from '../tool-source.ts';
+import type { McpStartOptions } from './index.ts';
+import type { McpServerConfig } from './types.ts';
+
+/**
+ * The MCP servers' tools, for createExecutor. The client is imported only
+ * here, when servers are configured: it needs @modelcontextprotocol/sdk, an
+ * optional peer dependency, and its absence is told as what to install.
+ */
+export async function loadMcpTools(servers: Readonly<Record<string, McpServerConfig>>, options: McpStartOptions): Promise<ToolSource> {
+  let client: typeof import('./index.ts');
+  try {
+    client = await import('./index.ts');
+  } catch (error) {
+    throw new Error(McpErrors.sdkMissing(errorMessage(error)));
+  }
+  return client.startMcpServers(servers, options);
+}

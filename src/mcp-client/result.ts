@@ -1,0 +1,68 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpErrors, ToolErrors, boundText, MAX_TEXT } from '../errors.ts';
+import type { RunOutcome } from '../runner.ts';
+import type { Content, ToolResult } from '../tool.ts';
+import type { ProgressUpdate } from './connection.ts';
+
+type McpContent = CallToolResult['content'][number];
+
+/**
+ * An MCP tool result as a toolpool outcome: its content as the model's
+ * text and image parts, its `structuredContent` as `details`. `isError`
+ * makes an error result with the server's own text. Its size is measured
+ * against the call's `maxResultBytes`, as a worker's result is.
+ */
+export function callOutcome(server: string, result: CallToolResult, maxResultBytes: number): RunOutcome {
+  const bytes = JSON.stringify(result).length;
+  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes) };
+  const content = result.content.map(toContent);
+  if (result.isError === true) {
+    const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+    return { ok: false, error: text.trim() !== '' ? text : McpErrors.failedWithoutText(server) };
+  }
+  const toolResult: ToolResult = { content };
+  if (isRecord(result.structuredContent)) toolResult.details = plainCopy(result.structuredContent);
+  return { ok: true, result: toolResult };
+}
+
+/**
+ * A `notifications/progress` as a `tool_update`: its message as text, and
+ * `{ progress, total?, message? }` as details, the shape `toolpool serve`
+ * turns back into MCP progress, so a served server's progress passes through.
+ */
+export function progressPartial(update: ProgressUpdate): ToolResult {
+  const message = update.message !== undefined ? boundText(update.message, MAX_TEXT) : undefined;
+  return {
+    content: message !== undefined && message !== '' ? [{ type: 'text', text: message }] : [],
+    details: { progress: update.progress, ...(update.total !== undefined ? { total: update.total } : {}), ...(message !== undefined ? { message } : {}) },
+  };
+}
+
+/** Text and images as they are; what toolpool's content has no part for (audio, resources) as a line of text saying what it was. */
+function toContent(part: McpContent): Content {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+      return { type: 'image', data: part.data, mimeType: part.mimeType };
+    case 'audio':
+      return { type: 'text', text: `[audio ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]` };
+    case 'resource_link':
+      return { type: 'text', text: `[resource ${part.uri}${part.name ? ` (${part.name})` : ''}]` };
+    case 'resource':
+      return 'text' in part.resource && typeof part.resource.text === 'string'
+        ? { type: 'text', text: part.resource.text }
+        : { type: 'text', text: `[resource ${part.resource.uri}${part.resource.mimeType ? `, ${part.resource.mimeType}` : ''}]` };
+    default:
+      return { type: 'text', text: `[${String((part as { type?: unknown }).type)} content]` };
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Details as plain JSON data: a `__proto__` key stays a key, never a prototype. */
+function plainCopy(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}

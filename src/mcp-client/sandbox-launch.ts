@@ -1,0 +1,110 @@
+import { existsSync } from 'node:fs';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { toRunnableRuntime } from '../pool/module-compiler.ts';
+import { workerEntryReadPaths } from '../pool/worker-pool.ts';
+import { bwrapArgs, type SandboxLayout } from '../isolation/sandbox/bwrap-args.ts';
+import { runtimeFilesOf, nodeRuntimeFiles } from '../isolation/sandbox/node-libraries.ts';
+import { needsLowPorts, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
+import { SANDBOX_SOCKET, startNet, type NetPlan } from '../isolation/sandbox/net-plan.ts';
+import { sandboxDropTarget } from '../isolation/sandbox/sandbox-user.ts';
+import type { McpServerPermissions } from './types.ts';
+import { programFiles } from './command.ts';
+import type { LaunchTarget, ServerLaunch } from './launch.ts';
+import type { SandboxEntryPlan } from './sandbox-entry.ts';
+
+export interface SandboxOptions {
+  bwrap: string;
+  permissions: McpServerPermissions;
+  netTargets: readonly NetTarget[];
+  /** The size of the sandbox's private /tmp (a tmpfs, held in host memory). */
+  tmpBytes: number;
+}
+
+/**
+ * A server in bubblewrap, with the sandbox tier's layout: an empty root
+ * showing only the program and its libraries, `fsRead` (read-only) and
+ * `fsWrite`, a private /tmp, its own PID, network, IPC and UTS namespaces,
+ * no network but the `net` list.
+ *
+ * What runs inside depends on what the sandbox must do before the server
+ * starts. With a `net` list, toolpool's small Node entry (sandbox-entry.ts)
+ * starts the forwarders, becomes nobody under a root host and runs the
+ * server; bwrap then starts with an empty environment and the server's
+ * `env` travels in the plan on fd 3. Without one the server is bwrap's own
+ * child (under a root host through `setpriv`, which becomes nobody first),
+ * with its `env` as bwrap's: a Node process less to start, which is most of
+ * what a sandbox adds to a server's start.
+ */
+export async function sandboxLaunch(target: LaunchTarget, options: SandboxOptions): Promise<ServerLaunch> {
+  const dropTo = sandboxDropTarget();
+  const setpriv = dropTo ? findSetpriv() : undefined;
+  if (options.netTargets.length > 0 || (dropTo && !setpriv)) return entryLaunch(target, options);
+  const [serverFiles, setprivFiles] = await Promise.all([programFiles(target.program), setpriv ? runtimeFilesOf(setpriv) : []]);
+  const layout = sandboxLayout(target, options, [...serverFiles, ...setprivFiles], [], undefined);
+  const drop = dropTo && setpriv ? [setpriv, `--reuid=${dropTo.uid}`, `--regid=${dropTo.gid}`, '--clear-groups', '--'] : [];
+  return {
+    command: options.bwrap,
+    args: bwrapArgs(layout, [...drop, target.program, ...target.args]),
+    options: { env: { ...target.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true },
+    signalsAsExitCodes: true,
+  };
+}
+
+/** The sandbox with toolpool's Node entry inside, which starts the forwarders first. */
+async function entryLaunch(target: LaunchTarget, options: SandboxOptions): Promise<ServerLaunch> {
+  const [nodeFiles, serverFiles, entry, net] = await Promise.all([
+    nodeRuntimeFiles(),
+    programFiles(target.program),
+    entryFile(),
+    options.netTargets.length > 0 ? startNet(options.netTargets) : undefined,
+  ]);
+  const dropTo = sandboxDropTarget();
+  // The entry, and in a built package the files it imports.
+  const layout = sandboxLayout(target, options, [...nodeFiles, ...serverFiles], [entry, ...workerEntryReadPaths()], net);
+  const plan: SandboxEntryPlan = {
+    command: target.program,
+    args: [...target.args],
+    env: { ...target.env },
+    cwd: target.cwd,
+    rules: net?.rules ?? [],
+    ...(net ? { socket: SANDBOX_SOCKET } : {}),
+    ...(dropTo ? { dropTo } : {}),
+  };
+  return {
+    command: options.bwrap,
+    args: bwrapArgs(layout, [process.execPath, entry]),
+    options: { env: {}, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true },
+    plan: JSON.stringify(plan),
+    signalsAsExitCodes: true,
+    ...(net ? { close: () => net.close() } : {}),
+  };
+}
+
+function sandboxLayout(target: LaunchTarget, options: SandboxOptions, runtimeFiles: string[], ownFiles: string[], net: NetPlan | undefined): SandboxLayout {
+  const dropTo = sandboxDropTarget();
+  return {
+    runtimeFiles: [...new Set(runtimeFiles)],
+    readOnly: [...ownFiles, ...(options.permissions.fsRead ?? [])],
+    writable: [...(options.permissions.fsWrite ?? [])],
+    generated: net?.generated ?? [],
+    lowPorts: needsLowPorts(options.netTargets),
+    privileged: dropTo !== undefined,
+    tmpBytes: options.tmpBytes,
+    workingDirectory: target.cwd,
+  };
+}
+
+/** util-linux's setpriv, which switches to another user and execs the server; where it is missing, the Node entry does it. */
+function findSetpriv(): string | undefined {
+  return ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+}
+
+let entry: Promise<string> | undefined;
+
+/** The entry as a file the sandbox can run (compiled once per process when toolpool runs from its TypeScript sources). */
+function entryFile(): Promise<string> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  entry ??= toRunnableRuntime(fileURLToPath(new URL(`./sandbox-entry${extension}`, import.meta.url)));
+  return entry;
+}
