@@ -39,8 +39,8 @@ describe('child launcher', () => {
     expect(launch.command).toMatch(/prlimit$/);
     expect(launch.args.slice(0, 2)).toEqual(['--data=1234', '--nofile=99']);
     expect(launch.args.slice(-3)).toEqual(['/bin/node', '--flag', 'entry.mjs']);
-    // fd 3 is toolpool's framed channel, a plain socket: not Node's IPC channel.
-    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, stdio: ['ignore', 'inherit', 'pipe', 'pipe'] });
+    // fds 0 and 3 are toolpool's framed channel, plain sockets: not Node's IPC channel; stdout is a pipe, never the host's.
+    expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     expect(launch.options).not.toHaveProperty('serialization');
     // Where bubblewrap works, in a PID namespace of its own: the host's processes are neither visible nor signalable.
     if (await pidNamespaceSupport()) expect(launch.args).toEqual(expect.arrayContaining(['--unshare-pid', '--proc', '/proc', '--new-session', '--die-with-parent']));
