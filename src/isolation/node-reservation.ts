@@ -19,9 +19,12 @@ export const CHILD_CODE_RANGE_MB = 32;
 
 /**
  * Room for what the child does beyond an idle process: piscina and
- * toolpool's own code, the IPC channel's buffers, loading the tool modules.
+ * toolpool's own code, the IPC channel's buffers, loading the tool modules,
+ * and glibc's per-thread malloc arenas, which grow with contention: 48 MB was
+ * enough on a quiet machine, but once in a full CI run on Node 26 a 32 MB
+ * Buffer under a 128 MB cap was refused, so the slack has headroom for load.
  */
-const CHILD_RUNTIME_SLACK_MB = 48;
+const CHILD_RUNTIME_SLACK_MB = 80;
 
 const measured = new Map<string, Promise<NodeReservation>>();
 
