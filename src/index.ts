@@ -21,7 +21,7 @@ export type {
   ToolSchema,
 } from './tool.ts';
 export type { JsonSchema, ToolArgs, ToolParameters } from './tool-parameters.ts';
-export { createExecutor } from './executor.ts';
+export { createExecutor } from './create-executor.ts';
 export type { Executor, ToolMetadata } from './executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';
 export type { Permissions } from './isolation/permissions.ts';
