@@ -74,7 +74,9 @@ export class Tiers {
   }
 
   #runsInProcess(isolation: Isolation): boolean {
-    return runsInProcess(isolation, this.options.permissions, this.#support);
+    // Without permissions the support is not needed: measuring it starts a worker.
+    if (isolation === 'process') return true;
+    return this.options.permissions !== undefined && runsInProcess(isolation, this.options.permissions, this.#support);
   }
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
