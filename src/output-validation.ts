@@ -3,7 +3,7 @@ import { ConfigErrors, ToolErrors, errorMessage } from './errors.ts';
 import { linearRegExp } from './linear-regexp.ts';
 import type { OutputSchema, ToolResult } from './tool.ts';
 import type { JsonSchema } from './tool-parameters.ts';
-import { describeProblem, schemaAjv } from './validation.ts';
+import { compileWithFormats, describeProblem, schemaAjv } from './validation.ts';
 
 /**
  * Checking what a tool returned against its `outputSchema`. Unlike the
@@ -26,7 +26,7 @@ export function compileDetailsValidator(toolName: string, where: string, schema:
   let validate: ValidateFunction;
   try {
     const ajv = trust.untrusted ? (untrustedAjv ??= schemaAjv({ coerce: false, regExp: linearRegExp })) : (trustedAjv ??= schemaAjv({ coerce: false }));
-    validate = ajv.compile(schema);
+    validate = compileWithFormats(ajv, schema as JsonSchema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidOutputSchema(where, errorMessage(error)));
   }

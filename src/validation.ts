@@ -1,10 +1,12 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
-import ajvFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
 import { ConfigErrors, ToolErrors, errorMessage, preview } from './errors.ts';
 import { fieldPath } from './field-path.ts';
 import { linearRegExp, linearRegExpOrDeferred } from './linear-regexp.ts';
 import type { JsonSchema } from './tool-parameters.ts';
+
+const require = createRequire(import.meta.url);
 
 /**
  * Three Ajv instances for the whole process, alike but for their regular
@@ -16,20 +18,41 @@ import type { JsonSchema } from './tool-parameters.ts';
  * the worker instead of refusing the tool. `coerceTypes` undoes the usual
  * model mistakes (`"3"` for a number, `"true"` for a boolean) in place;
  * `useDefaults` fills schema defaults; `allErrors` lets one error result
- * name every wrong field at once.
+ * name every wrong field at once. Each is made on first use: an executor of
+ * module tools alone never needs the inline tools' one.
  */
-const trustedAjv = schemaAjv({ coerce: true });
-const untrustedAjv = schemaAjv({ coerce: true, regExp: linearRegExp });
-const revalidatedAjv = schemaAjv({ coerce: true, regExp: linearRegExpOrDeferred });
+let trustedAjv: Ajv | undefined;
+let untrustedAjv: Ajv | undefined;
+let revalidatedAjv: Ajv | undefined;
 
 /** An Ajv instance as toolpool sets them up; `coerce` for arguments, not for checking what a tool returned. */
 export function schemaAjv({ coerce, regExp }: { coerce: boolean; regExp?: RegExpEngine }): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
-  const ajv = new Ajv({ coerceTypes: coerce, useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
-  // `email`, `uri`, `date-time`, `uuid`, … are checked, not only shown to the model.
-  // ajv-formats is CommonJS: under NodeNext its default import is module.exports, whose `default` is the plugin.
-  ajvFormats.default(ajv);
-  return ajv;
+  return new Ajv({ coerceTypes: coerce, useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
+}
+
+const withFormats = new WeakSet<Ajv>();
+
+/**
+ * `email`, `uri`, `date-time`, `uuid`, … are checked, not only shown to the
+ * model. ajv-formats is loaded (synchronously: compiling is) and added to an
+ * instance only when a schema uses `format`: most tools' schemas do not, and
+ * loading it took ~25 ms of every executor's start.
+ */
+export function compileWithFormats(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  if (!withFormats.has(ajv) && usesFormat(schema)) {
+    // ajv-formats is CommonJS: its module.exports' `default` is the plugin.
+    (require('ajv-formats') as { default: (ajv: Ajv) => Ajv }).default(ajv);
+    withFormats.add(ajv);
+  }
+  return ajv.compile(schema);
+}
+
+/** Whether a `format` keyword appears anywhere in the schema (a property named "format" counts too: harmless). */
+function usesFormat(schema: unknown, depth = 0): boolean {
+  if (typeof schema !== 'object' || schema === null || depth > 200) return false;
+  if (!Array.isArray(schema) && typeof (schema as { format?: unknown }).format === 'string') return true;
+  return Object.values(schema).some((value) => usesFormat(value, depth + 1));
 }
 
 const warned = new Set<string>();
@@ -65,7 +88,7 @@ export interface SchemaTrust {
 export function compileArgumentValidator(toolName: string, where: string, schema: JsonSchema, trust: SchemaTrust = {}): ArgumentValidator {
   let validate: ValidateFunction;
   try {
-    validate = ajvFor(trust).compile(schema);
+    validate = compileWithFormats(ajvFor(trust), schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
@@ -86,8 +109,9 @@ function foldUnions(errors: ErrorObject[]): ErrorObject[] {
 }
 
 function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
-  if (!untrusted) return trustedAjv;
-  return revalidatedInWorker ? revalidatedAjv : untrustedAjv;
+  if (!untrusted) return (trustedAjv ??= schemaAjv({ coerce: true }));
+  if (revalidatedInWorker) return (revalidatedAjv ??= schemaAjv({ coerce: true, regExp: linearRegExpOrDeferred }));
+  return (untrustedAjv ??= schemaAjv({ coerce: true, regExp: linearRegExp }));
 }
 
 /** One problem Ajv found, in words: `limit: must be <= 50`, `mode: must be one of "a", "b"`. */
