@@ -7,7 +7,7 @@ import { definedLimits } from './tool-info.ts';
 import type { RemoteRunner } from './remote.ts';
 import { TrustDomains } from './domains/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
-import { checkExecutorOptions } from './options-schema.ts';
+import { checkExecutorOptions } from './options-check.ts';
 import { PoolSet } from './pool/pool-set.ts';
 import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
 import { toolEnvironment } from './isolation/environment.ts';

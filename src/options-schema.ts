@@ -1,21 +1,25 @@
-import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ConfigErrors, preview } from './errors.ts';
 import { MIN_MEMORY_MB } from './limits.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { McpHttpServer, McpServerPermissions, McpStdioServer } from './mcp-client/types.ts';
 import type { ToolInfo } from './tool-info.ts';
-import { FUNCTION_FIELD } from './tool-view.ts';
 import type { ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 
 /**
  * The options of `createExecutor` and `defineTool`, described once with
  * TypeBox and checked with Ajv: unknown keys are refused with the list of
  * known ones, and every wrong value gets a message saying what it must be.
- * To add an option, add it here (and to its TypeScript interface); the
- * `satisfies` clauses below fail to compile when an interface has an option
- * that is not described here.
+ * To add an option, add it here (and to its TypeScript interface), then run
+ * `npm run generate`: the `satisfies` clauses below fail to compile when an
+ * interface has an option that is not described here, and a test fails
+ * while the generated validators are not those of these schemas.
+ *
+ * This file is not loaded at run time: scripts/generate-option-validators.ts
+ * compiles these schemas once into src/generated/option-validators.ts
+ * (Ajv's standalone code), which options-check.ts uses. Building the
+ * schemas with TypeBox and compiling them with Ajv took ~150 ms of CPU of
+ * every executor's start.
  *
  * Each schema carries `expected`, the words that complete "must be …" in
  * the error text.
@@ -115,7 +119,7 @@ const mcpServerProperties = {
   headers: Optional(Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of header name → value' })),
 } satisfies Described<McpStdioServer> & Described<McpHttpServer>;
 
-const executorProperties = {
+export const executorProperties = {
   // Required unless mcpServers is given (checked in createExecutor).
   tools: Optional(Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' })),
   toolExecution: Optional(ExecutionModeSchema),
@@ -212,92 +216,5 @@ const toolInfoProperties = {
   outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolInfo>;
 
-const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');
+export const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');
 
-/**
- * Its own Ajv instance: no coercion or defaults (options are taken as
- * given), NaN and Infinity are not numbers, and `verbose` gives each error
- * its schema, for `expected` and the list of known keys. Ajv is imported on
- * first use: tool-info.ts (and so this file) is part of every worker, and
- * a worker that never describes a tool (a replacement, a process-tier
- * child's pool) should not pay for loading it.
- */
-let ajvInstance: Promise<AjvInstance> | undefined;
-
-async function optionsAjv(): Promise<AjvInstance> {
-  const { Ajv } = await import('ajv');
-  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true });
-  ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', validate: (type: string, data: unknown) => typeof data === type, errors: false });
-  ajv.addKeyword({ keyword: 'functionField', schemaType: 'boolean', validate: (_: boolean, data: unknown) => typeof data === 'function' || data === FUNCTION_FIELD, errors: false });
-  ajv.addKeyword({ keyword: 'expected', schemaType: 'string' });
-  return ajv;
-}
-
-let executorValidator: Promise<ValidateFunction> | undefined;
-let toolValidator: Promise<ValidateFunction> | undefined;
-let toolInfoValidator: Promise<ValidateFunction> | undefined;
-
-const compile = async (schema: TSchema) => (await (ajvInstance ??= optionsAjv())).compile(schema);
-
-/** Rejects with a TypeError naming every wrong or unknown option of `createExecutor`. */
-export async function checkExecutorOptions(options: unknown): Promise<void> {
-  const validate = await (executorValidator ??= compile(ExecutorOptionsSchema));
-  if (!validate(options)) throw new TypeError(ConfigErrors.badOptions(problemsOf(validate.errors ?? [], (path) => `option ${path}`)));
-  const { tools, mcpServers } = options as ExecutorOptions;
-  if (tools === undefined && mcpServers === undefined) {
-    throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', String(executorProperties.tools.expected))));
-  }
-}
-
-/** Checks a tool's fields; resolves to the problems (empty when it is valid). */
-export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
-  const validate = await (toolValidator ??= compile(ToolDefinitionSchema));
-  if (validate(tool)) return [];
-  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
-}
-
-/** Checks a definition a worker reported; resolves to the problems (empty when it is valid). */
-export async function toolInfoProblems(info: unknown): Promise<string[]> {
-  const validate = await (toolInfoValidator ??= compile(ToolInfoSchema));
-  if (validate(info)) return [];
-  return problemsOf(validate.errors ?? [], (path) => `"${path}"`);
-}
-
-/** Problems named one by one; past these, only how many more (a message stays readable, and bounded). */
-const MAX_PROBLEMS = 10;
-
-/** One line per problem; errors inside a union are folded into the union's own "must be …". */
-function problemsOf(errors: ErrorObject[], field: (path: string) => string): string[] {
-  const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
-  const problems = [
-    ...new Set(errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix))).map((error) => problemOf(error, field))),
-  ];
-  if (problems.length <= MAX_PROBLEMS) return problems;
-  return [...problems.slice(0, MAX_PROBLEMS), ConfigErrors.moreProblems(problems.length - MAX_PROBLEMS)];
-}
-
-function problemOf(error: ErrorObject, field: (path: string) => string): string {
-  const path = pathOf(error.instancePath);
-  const params = error.params as Record<string, unknown>;
-  const parent = error.parentSchema as { properties?: Record<string, { expected?: string }>; expected?: string } | undefined;
-  const join = (key: string) => (path === '' ? key : `${path}.${key}`);
-  if (error.keyword === 'additionalProperties') {
-    return ConfigErrors.unknownOption(join(String(params.additionalProperty).slice(0, 200)), path, Object.keys(parent?.properties ?? {}));
-  }
-  if (error.keyword === 'required') {
-    const key = String(params.missingProperty);
-    return ConfigErrors.missingOption(field(join(key)), parent?.properties?.[key]?.expected ?? 'given');
-  }
-  const label = path === '' ? field('(options)') : field(path);
-  return ConfigErrors.wrongOption(label, parent?.expected ?? (error.message ?? 'valid').replace(/^must be /, ''), preview(error.data, 80));
-}
-
-/** `/limits/timeoutMs` → `limits.timeoutMs`; `/permissions/fsRead/0` → `permissions.fsRead[0]`. */
-function pathOf(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '')
-    .slice(0, 200); // an option name can be as long as a caller likes
-}

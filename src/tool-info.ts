@@ -1,5 +1,5 @@
 import { ConfigErrors } from './errors.ts';
-import { toolDefinitionProblems, toolInfoProblems } from './options-schema.ts';
+import { toolDefinitionProblems, toolInfoProblems } from './options-check.ts';
 import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from './tool.ts';
 import type { JsonSchema } from './tool-parameters.ts';
 import { definitionView, FUNCTION_FIELD, type DefinitionView } from './tool-view.ts';
