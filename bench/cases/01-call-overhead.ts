@@ -11,7 +11,41 @@ import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
 import { summarize } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
-const ROWS = ['bare function call', 'toolpool inline call', 'raw piscina round trip', 'toolpool worker call'] as const;
+const ROWS = [
+  'bare function call',
+  'toolpool inline call',
+  'raw piscina round trip',
+  'toolpool worker call',
+  'raw piscina, a call after 20 ms idle',
+  'toolpool worker, a call after 20 ms idle',
+  'idle pools, CPU per second (toolpool + raw piscina, 1 thread each)',
+] as const;
+
+/** Gap before each call of the alternating variant: long enough for a pool's thread to park, as between an agent's calls. */
+const IDLE_GAP_MS = 20;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One call after the pool has been idle: the gap is not timed. */
+async function afterIdle(count: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await sleep(IDLE_GAP_MS);
+    const start = process.hrtime.bigint();
+    await fn();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e3);
+  }
+  return samples;
+}
+
+/** CPU this process (every thread) burns per second with both pools idle: a busy-wait would show as hundreds of ms. */
+async function idleCpuMsPerSecond(): Promise<number> {
+  const before = process.cpuUsage();
+  const start = performance.now();
+  await sleep(1000);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / ((performance.now() - start) / 1000);
+}
 
 export const callOverhead: BenchCase = {
   id: 1,
@@ -50,12 +84,24 @@ export const callOverhead: BenchCase = {
         },
         { rounds, warmupRounds: 1 },
       );
+      log(`case 1: ${rounds} rounds x ${perBlock / 20} calls after ${IDLE_GAP_MS} ms idle, alternating`);
+      const alone = await interleave(
+        {
+          raw: () => afterIdle(perBlock / 20, () => raw.run(module, args)),
+          worker: () => afterIdle(perBlock / 20, () => worker.executeBatch(call)),
+        },
+        { rounds, warmupRounds: 1 },
+      );
+      const idleCpu = await idleCpuMsPerSecond();
+      const aloneRatio = ratioOf(alone.worker, alone.raw);
       const ratio = ratioOf(result.worker, result.raw);
       const s = {
         bare: summarize(result.bare.samples),
         inline: summarize(result.inline.samples),
         raw: summarize(result.raw.samples),
         worker: summarize(result.worker.samples),
+        aloneRaw: summarize(alone.raw.samples),
+        aloneWorker: summarize(alone.worker.samples),
       };
       return {
         id: 1,
@@ -70,6 +116,13 @@ export const callOverhead: BenchCase = {
             vs: { row: ROWS[2], ratio: ratio.value, range: ratio.range },
             note: 'executeBatch, 1 worker, no listeners',
           }),
+          row(ROWS[4], 'µs', s.aloneRaw.median, { p99: s.aloneRaw.p99, n: s.aloneRaw.n, note: 'blocks alternate with toolpool\'s' }),
+          row(ROWS[5], 'µs', s.aloneWorker.median, {
+            p99: s.aloneWorker.p99,
+            n: s.aloneWorker.n,
+            vs: { row: ROWS[4], ratio: aloneRatio.value, range: aloneRatio.range },
+          }),
+          row(ROWS[6], 'ms', idleCpu, { note: 'process.cpuUsage over 1 s with no calls' }),
         ],
         targets: [
           {
@@ -78,6 +131,20 @@ export const callOverhead: BenchCase = {
             shown: `${ratio.value.toFixed(2)}x`,
             goal: '<= 1.20x',
             met: ratio.value <= 1.2,
+          },
+          {
+            name: 'A call that arrives alone (after 20 ms idle) vs raw piscina',
+            measured: aloneRatio.value,
+            shown: `${aloneRatio.value.toFixed(2)}x`,
+            goal: '<= 1.20x',
+            met: aloneRatio.value <= 1.2,
+          },
+          {
+            name: 'Idle pools burn no CPU',
+            measured: idleCpu,
+            shown: `${idleCpu.toFixed(1)} ms/s`,
+            goal: '<= 10 ms/s',
+            met: idleCpu <= 10,
           },
         ],
         notes: [],
