@@ -1,6 +1,4 @@
-import { demoCommand } from './demo.ts';
 import { CliError, oneLineMessage } from './errors.ts';
-import { runCommand } from './run.ts';
 import { toolpoolVersion } from '../version.ts';
 
 const mainHelp = `Usage: toolpool <command> [options]
@@ -21,8 +19,9 @@ Options:
 Run "toolpool <command> --help" for a command's options.`;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  demo: (argv) => demoCommand(argv),
-  run: (argv) => runCommand(argv),
+  // Each command loads only its own code: `serve`, which an MCP client starts on every launch, skips the Agent and the models.
+  demo: async (argv) => (await import('./demo.ts')).demoCommand(argv),
+  run: async (argv) => (await import('./run.ts')).runCommand(argv),
   // Loaded on demand: it needs @modelcontextprotocol/sdk, an optional peer dependency.
   serve: async (argv) => (await import('./serve.ts')).serveCommand(argv),
   // Loaded on demand too: it needs bullmq and ioredis, optional peer dependencies.

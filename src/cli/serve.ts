@@ -54,8 +54,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (port !== undefined && port > 65_535) throw usageError('serve', `--http must be a port number (0-65535), got "${values.http}"`);
   // Listen first: a signal while the tools load still ends in a clean stop, and the "ready" line below means it is heard.
   const stopped = stopSignal();
-  const mcp = await loadMcp();
-  const executor = await loadExecutor();
+  // The MCP SDK loads on this thread while the tools' workers start and describe them on theirs.
+  const [mcpLoad, executorLoad] = await Promise.allSettled([loadMcp(), loadExecutor()]);
+  // A missing SDK is said first: without it no tool could be served anyway.
+  if (mcpLoad.status === 'rejected') {
+    if (executorLoad.status === 'fulfilled') await executorLoad.value.close();
+    throw mcpLoad.reason;
+  }
+  if (executorLoad.status === 'rejected') throw executorLoad.reason;
+  const executor = executorLoad.value;
+  const mcp = mcpLoad.value;
   try {
     // One stderr line per finished call: stdout belongs to the protocol.
     logCalls(executor, log);
