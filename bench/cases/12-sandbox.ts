@@ -5,6 +5,7 @@
  * one trivial call at a time. Interleaved rounds; ratios are medians over
  * the same rounds.
  */
+import { execFile } from 'node:child_process';
 import { toolpool } from '../lib/toolpool.ts';
 import { TOOLS, toolCall } from '../lib/fixtures.ts';
 import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
@@ -16,7 +17,18 @@ const ROWS = [
   'sandbox tier: cold start to first result',
   'process tier: warm call',
   'sandbox tier: warm call',
+  'bare bwrap running true (the namespaces only)',
 ] as const;
+
+/** A bubblewrap that makes the namespaces and runs `true`: the floor any sandbox start pays. */
+function bareBwrap(): Promise<number[]> {
+  const start = performance.now();
+  return new Promise((resolve, reject) =>
+    execFile('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'], (error) =>
+      error ? reject(new Error(`case 12: bare bwrap failed: ${error.message}`)) : resolve([performance.now() - start]),
+    ),
+  );
+}
 
 type Tier = 'process' | 'sandbox';
 
@@ -39,7 +51,7 @@ export const sandboxTier: BenchCase = {
       await executor.close();
       return [ms];
     };
-    const cold = await interleave({ process: coldStart('process'), sandbox: coldStart('sandbox') }, { rounds: coldRounds, warmupRounds: 1 });
+    const cold = await interleave({ process: coldStart('process'), sandbox: coldStart('sandbox'), bwrap: bareBwrap }, { rounds: coldRounds, warmupRounds: 1 });
 
     const rounds = quick ? 1 : 20;
     const perBlock = quick ? 20 : 300;
@@ -65,6 +77,7 @@ export const sandboxTier: BenchCase = {
       coldSandbox: summarize(cold.sandbox.samples),
       warmProcess: summarize(warm.process.samples),
       warmSandbox: summarize(warm.sandbox.samples),
+      bwrap: summarize(cold.bwrap.samples),
     };
     return {
       id: 12,
@@ -82,6 +95,7 @@ export const sandboxTier: BenchCase = {
           n: s.warmSandbox.n,
           vs: { row: ROWS[2], ratio: warmRatio.value, range: warmRatio.range },
         }),
+        row(ROWS[4], 'ms', s.bwrap.median, { n: s.bwrap.n, note: `--unshare-all, / read-only; the sandbox's cold start is ${(s.coldSandbox.median / s.bwrap.median).toFixed(1)}x this` }),
       ],
       targets: [
         {
