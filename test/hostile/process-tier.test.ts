@@ -309,7 +309,13 @@ describe('process tier: the memory cap on this line', () => {
     const reservation = await nodeReservation();
     console.log(`Node ${process.version}: idle VmData ${reservation.baseMb} MB, +${reservation.perWorkerMb} MB per worker`);
     expect(reservation.baseMb).toBeGreaterThan(10);
-    const executor = await createExecutor({ tools: [fixture('process-tier/buffer-alloc.ts'), fixture('probe.ts')], limits: { maxMemoryMb: 128 } });
+    // One worker per child: the cap then holds no share of a worker the child never started (on Node 26 that
+    // share is ~76 MB, enough for a 256 MB Buffer to fit under a 128 MB limit beside the 80 MB of slack).
+    const executor = await createExecutor({
+      tools: [fixture('process-tier/buffer-alloc.ts'), fixture('probe.ts')],
+      limits: { maxMemoryMb: 128 },
+      workers: { min: 1, max: 1 },
+    });
     const { results } = await executor.executeBatch([call('1', 'buffer_alloc', { mb: 64 })]);
     expect(textOf(results[0]!)).toBe('allocated 64 MB');
     const bomb = await executor.executeBatch([call('2', 'buffer_alloc', { mb: 256 }), call('3', 'probe', { action: 'ok' })]);
