@@ -72,7 +72,11 @@ export class ServerProcess {
   hold(busy: boolean): void {
     const method = busy ? 'ref' : 'unref';
     this.#child[method]();
-    for (const stream of this.#child.stdio) (stream as { ref?(): void; unref?(): void } | null)?.[method]?.();
+    for (const stream of this.#child.stdio) {
+      // A closed stream (fd 3, once the plan is sent) has no handle: Node's unref() would then wait for a
+      // 'connect' that never comes, adding one listener per call.
+      if (stream && !stream.destroyed) (stream as { ref?(): void; unref?(): void })[method]?.();
+    }
   }
 
   /** Kills its process group (and with it a sandbox or PID namespace) at once. */

@@ -14,8 +14,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor } from '../../src/index.ts';
 import { call, textOf } from '../support/executors.ts';
 import { MCP_FIXTURES, stdioServer } from '../support/mcp-servers.ts';
+import { captureWarnings, restoreWarningsAfterEach } from '../support/warnings.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-mcp-sandbox-'));
+restoreWarningsAfterEach();
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A TCP server on the host that greets whoever connects. */
@@ -61,6 +63,12 @@ describe('a sandboxed server', () => {
     await executor.close();
     allowed.close();
     other.close();
+  });
+
+  test('calls one after the other leave nothing behind on its streams (its plan descriptor is closed: unref() there would wait for a connect)', async () => {
+    const warnings = captureWarnings();
+    for (let i = 0; i < 15; i++) expect(await run(executor, 'box_echo', { text: 'again' })).toBe('again');
+    expect(warnings.filter((warning) => /MaxListenersExceeded|memory leak/.test(warning))).toEqual([]);
   });
 
   test('reads only fsRead (and the files it needs to run), writes only fsWrite', async () => {
