@@ -301,6 +301,8 @@ export const ConfigErrors = {
   noExecute: () => '"execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
+  shadowedServerTool: (name: string, own: string, hidden: string) =>
+    `${boundText(hidden, 200)} now lists a tool named "${boundText(name, 100)}", which ${own} already has: that server tool is left out. Rename the tool or the server.`,
   unknownModuleEntryKey: (index: number, key: string, known: string[]) =>
     `createExecutor({ tools }): tools[${index}] has an unknown key "${boundText(key, 100)}"; a module entry may have ${known.join(', ')}.`,
   badTrustDomain: (index: number, value: unknown) =>

@@ -276,12 +276,25 @@ class ToolExecutor implements Executor, PendingCheckable {
     return this.#view;
   }
 
+  readonly #shadowed = new Set<string>();
+
+  /** A server that lists a name the executor already has (after a list change; at start it is an error): said once per name. */
+  #warnShadowed(name: string, own: string, hidden: string): void {
+    if (this.#shadowed.has(name)) return;
+    this.#shadowed.add(name);
+    process.emitWarning(ConfigErrors.shadowedServerTool(name, own, hidden), 'ToolpoolWarning');
+  }
+
   /** The executor's own tools, then the source's (a name of its own wins: a server cannot shadow a tool module). */
   #makeView(): ToolView {
     let tools: ReadonlyMap<string, RegisteredTool> = this.tools;
     if (this.source) {
       const merged = new Map(this.tools);
-      for (const [name, tool] of this.source.tools) if (!merged.has(name)) merged.set(name, tool);
+      for (const [name, tool] of this.source.tools) {
+        const own = merged.get(name);
+        if (own === undefined) merged.set(name, tool);
+        else this.#warnShadowed(name, own.source, tool.source);
+      }
       tools = merged;
     }
     const infos = [...tools.values()].map(({ info }) => info);

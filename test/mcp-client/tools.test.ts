@@ -6,7 +6,8 @@
  * tool list that changes while the executor runs.
  */
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { Agent, createExecutor, scriptedModel, type Executor, type ToolEvent } from '../../src/index.ts';
+import { Type } from '@sinclair/typebox';
+import { Agent, createExecutor, defineTool, scriptedModel, type Executor, type ToolEvent } from '../../src/index.ts';
 import { call, recordEvents, textOf } from '../support/executors.ts';
 import { captureWarnings } from '../support/warnings.ts';
 import { stdioServer } from '../support/mcp-servers.ts';
@@ -176,5 +177,32 @@ describe('one chunk holding the last progress notification and the result', () =
     } finally {
       await coalesced.close();
     }
+  });
+});
+
+describe('a server that comes to list a name the executor already has', () => {
+  test('its tool is left out, the executor keeps its own, and a warning names both once', async () => {
+    const own = defineTool({
+      name: 'own_extra',
+      description: 'The executor\'s own tool',
+      parameters: Type.Object({}),
+      execute: () => ({ content: [{ type: 'text', text: 'the executor\'s own' }] }),
+    });
+    const shadowing = await createExecutor({ tools: [own], mcpServers: { own: stdioServer() } });
+    const captured = captureWarnings();
+    try {
+      await shadowing.executeBatch([call('add', 'own_add_tool', { name: 'extra' })]);
+      await shadowing.executeBatch([call('add', 'own_add_tool', { name: 'other' })]); // a second change: said once
+      expect(shadowing.definitions.filter((definition) => definition.name === 'own_extra')).toHaveLength(1);
+      const { results } = await shadowing.executeBatch([call('1', 'own_extra')]);
+      expect(textOf(results[0]!)).toBe('the executor\'s own');
+    } finally {
+      vi.restoreAllMocks();
+      await shadowing.close();
+    }
+    const said = captured.filter((warning) => warning.includes('"own_extra"'));
+    expect(said).toEqual([
+      'MCP server "own" (tool "extra") now lists a tool named "own_extra", which inline tool "own_extra" already has: that server tool is left out. Rename the tool or the server.',
+    ]);
   });
 });
