@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpErrors, errorMessage } from '../errors.ts';
 import { checkSandboxSupport } from '../isolation/sandbox/bwrap-support.ts';
+import { boundedFetch } from './bounded-fetch.ts';
 import { resolveCommand } from './command.ts';
 import type { HttpPlan, StdioPlan } from './config.ts';
 import { processLaunch, type LaunchTarget } from './launch.ts';
@@ -87,13 +88,22 @@ async function sandboxBwrap(name: string): Promise<string> {
 /** How long dropping a remote session may take. */
 const TERMINATE_MS = 1_000;
 
-/** A Streamable HTTP server: the SDK's transport, with the configured headers on every request. */
-export function httpEndpoint(plan: HttpPlan): Endpoint {
-  const transport = new StreamableHTTPClientTransport(plan.url, { requestInit: { headers: { ...plan.headers } } });
+/** A Streamable HTTP server: the SDK's transport, with the configured headers on every request and what it answers bounded. */
+export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint {
+  let brokenBy: string | undefined;
+  // The SDK only reports a broken event stream (its request would wait for the call's timeout): end the session,
+  // which fails its calls now, naming the problem; the next call opens a new one.
+  const fetch = boundedFetch(maxMessageBytes, (problem) => {
+    brokenBy ??= problem;
+    void transport.close().catch(() => undefined);
+  });
+  const transport = new StreamableHTTPClientTransport(plan.url, { requestInit: { headers: { ...plan.headers } }, fetch });
   return {
     transport,
     killable: false,
-    brokenBy: undefined,
+    get brokenBy() {
+      return brokenBy;
+    },
     ended: async () => undefined,
     stderrTail: () => '',
     kill: () => void transport.close().catch(() => undefined),

@@ -186,7 +186,7 @@ export class ServerSupervisor {
 
   #openEndpoint(): Promise<Endpoint> | Endpoint {
     const { plan, options } = this;
-    if (plan.kind === 'http') return httpEndpoint(plan);
+    if (plan.kind === 'http') return httpEndpoint(plan, options.maxLineBytes);
     return startStdioEndpoint(plan, { maxLineBytes: options.maxLineBytes, tmpBytes: options.tmpBytes, stopGraceMs: STOP_GRACE_MS });
   }
 

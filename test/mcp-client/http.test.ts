@@ -92,3 +92,24 @@ describe('a Streamable HTTP server that', () => {
     }
   });
 });
+
+describe('a Streamable HTTP server that answers too much', () => {
+  test('a response longer than the message bound is an error result, read no further; the next call is served', async () => {
+    const server = await startHttpMcpServer({});
+    try {
+      // maxResultBytes 64 KiB: a message may be 2 x that plus 1 MiB, as a stdio server's line.
+      const executor = await open({ mcpServers: { web: { url: server.url } }, limits: { maxResultBytes: 64 * 1024, timeoutMs: 20_000 } });
+      const started = Date.now();
+      const { results } = await executor.executeBatch([call('big', 'web_big', { size: 4 * 1024 * 1024 })]);
+      expect(results[0]!.isError).toBe(true);
+      expect(textOf(results[0]!)).toMatch(/sent a message longer than \d+ bytes/);
+      expect(Date.now() - started).toBeLessThan(10_000); // not the call's timeout
+      const next = await executor.executeBatch([call('ok', 'web_echo', { text: 'after' })]);
+      expect(textOf(next.results[0]!)).toBe('after');
+      const fits = await executor.executeBatch([call('fits', 'web_big', { size: 32 * 1024 })]);
+      expect(textOf(fits.results[0]!)).toHaveLength(32 * 1024);
+    } finally {
+      await server.close();
+    }
+  });
+});
