@@ -74,9 +74,7 @@ export class Tiers {
   }
 
   #runsInProcess(isolation: Isolation): boolean {
-    // Without permissions the support is not needed: measuring it starts a worker.
-    if (isolation === 'process') return true;
-    return this.options.permissions !== undefined && runsInProcess(isolation, this.options.permissions, this.#support);
+    return runsInProcess(isolation, this.options.permissions, () => this.#support);
   }
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
@@ -147,7 +145,7 @@ export function checkIsolation(isolation: Isolation, permissions: Permissions | 
     return checkSandboxPermissions(permissions);
   }
   const measured = support ?? permissionSupport();
-  checkPermissionsHere(permissions, runsInProcess(isolation, permissions, measured) ? 'process' : 'worker', measured);
+  checkPermissionsHere(permissions, runsInProcess(isolation, permissions, () => measured) ? 'process' : 'worker', measured);
 }
 
 /**
@@ -155,8 +153,12 @@ export function checkIsolation(isolation: Isolation, permissions: Permissions | 
  * confined by them (22+ lets them read the working folder), the worker
  * tier is the process tier.
  */
-function runsInProcess(isolation: Isolation, permissions: Permissions | undefined, support: PermissionSupport): boolean {
-  return isolation === 'process' || (permissions !== undefined && (!support.perWorker || support.confinesWorkers === false));
+function runsInProcess(isolation: Isolation, permissions: Permissions | undefined, support: () => PermissionSupport): boolean {
+  if (isolation === 'process') return true;
+  if (permissions === undefined) return false;
+  // Asked only now: measuring the support starts a worker, which an executor without permissions never needs.
+  const { perWorker, confinesWorkers } = support();
+  return !perWorker || confinesWorkers === false;
 }
 
 /**
