@@ -198,8 +198,11 @@ export const McpErrors = {
         : `It did not answer a ping within ${graceMs} ms (abortGraceMs); its session was dropped, and later calls open a new one.`),
   killedForOther: (server: string) =>
     `Tool call stopped: MCP server "${server}" was killed because it stopped answering during another call; it is restarted for later calls.`,
-  brokeProtocol: (server: string, problem: string) =>
-    `Tool crashed: MCP server "${server}" ${boundText(problem, 300)}, so it was killed; it is restarted for later calls.`,
+  brokeProtocol: (server: string, problem: string, killable: boolean) =>
+    `Tool crashed: MCP server "${server}" ${boundText(problem, 300)}, ` +
+    (killable ? 'so it was killed; it is restarted for later calls.' : 'so its session was dropped; later calls open a new one.'),
+  /** What a server broke when one of its messages (a stdio line, an HTTP body or event) passed the bound. */
+  messageTooLong: (maxBytes: number) => `sent a message longer than ${maxBytes} bytes`,
   gaveUp: (server: string, times: number, last: string) =>
     `MCP server "${server}" failed ${times} times in a row (last: ${boundText(last, 1000)}), so toolpool no longer restarts it. ` +
     'Fix the server, then create the executor again.',

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpErrors } from '../errors.ts';
 
 const LF = 10;
 const CR = 13;
@@ -9,43 +10,58 @@ const CR = 13;
  * one server-sent event (the bytes between blank lines of a
  * `text/event-stream`) longer than `maxMessageBytes` errors the stream
  * before more is buffered, instead of the SDK reading it whole into the
- * host's memory. `onTooLong` hears why, once per response.
+ * host's memory. `onTooLong` hears why.
  */
 export function boundedFetch(maxMessageBytes: number, onTooLong: (problem: string) => void): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, init);
     if (!response.body) return response;
     const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    const bounded = response.body.pipeThrough(messageBound(maxMessageBytes, events, onTooLong));
+    const bounded = response.body.pipeThrough(messageBound(maxMessageBytes, events ? eventBytes() : bodyBytes(), onTooLong));
     return new Response(bounded, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
 
-function messageBound(maxBytes: number, events: boolean, onTooLong: (problem: string) => void): TransformStream<Uint8Array, Uint8Array> {
-  let size = 0; // bytes of the message (the body, or the current event) read so far
-  let lineStart = true; // the last byte ended a line: a second line end in a row ends an event
+/** Counts a chunk into the message being read; returns that message's size so far. */
+type MessageMeter = (chunk: Uint8Array) => number;
+
+function bodyBytes(): MessageMeter {
+  let size = 0;
+  return (chunk) => (size += chunk.byteLength);
+}
+
+/**
+ * The current event's bytes: an empty line ends an event, and SSE lines end
+ * in LF, CR or CRLF (a CRLF counts as one line end).
+ */
+function eventBytes(): MessageMeter {
+  let size = 0;
+  let atLineStart = true;
+  let afterCR = false;
+  return (chunk) => {
+    for (const byte of chunk) {
+      const crlf = afterCR && byte === LF;
+      afterCR = byte === CR;
+      if (crlf) continue;
+      if (byte === LF || byte === CR) {
+        if (atLineStart) size = 0;
+        atLineStart = true;
+      } else {
+        atLineStart = false;
+        size++;
+      }
+    }
+    return size;
+  };
+}
+
+function messageBound(maxBytes: number, meter: MessageMeter, onTooLong: (problem: string) => void): TransformStream<Uint8Array, Uint8Array> {
   return new TransformStream({
     transform(chunk, controller) {
-      if (!events) size += chunk.byteLength;
-      else {
-        for (const byte of chunk) {
-          if (byte === CR) continue;
-          if (byte === LF) {
-            if (lineStart) size = 0;
-            lineStart = true;
-            continue;
-          }
-          lineStart = false;
-          size++;
-        }
-      }
-      if (size > maxBytes) {
-        const problem = `sent a message longer than ${maxBytes} bytes`;
-        onTooLong(problem);
-        controller.error(new Error(`the server ${problem}`));
-        return;
-      }
-      controller.enqueue(chunk);
+      if (meter(chunk) <= maxBytes) return controller.enqueue(chunk);
+      const problem = McpErrors.messageTooLong(maxBytes);
+      onTooLong(problem);
+      controller.error(new Error(`the server ${problem}`));
     },
   });
 }

@@ -126,7 +126,7 @@ export class McpCall implements Stoppable {
     if (session.endedBy === 'closing') return { ok: false, error: ToolErrors.poolClosed() };
     if (session.endedBy === 'blocked') return { ok: false, error: McpErrors.killedForOther(session.server) };
     const { brokenBy } = session.endpoint;
-    if (brokenBy !== undefined) return { ok: false, error: McpErrors.brokeProtocol(session.server, brokenBy) };
+    if (brokenBy !== undefined) return { ok: false, error: McpErrors.brokeProtocol(session.server, brokenBy, session.endpoint.killable) };
     const ended = await session.endpoint.ended();
     if (ended === undefined) return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)) };
     return { ok: false, error: McpErrors.exitedDuringCall(session.server, ended, session.endpoint.stderrTail()) };

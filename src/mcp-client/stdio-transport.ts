@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { McpErrors } from '../errors.ts';
 import type { ServerProcess } from './server-process.ts';
 
 /**
@@ -75,7 +76,7 @@ export class StdioTransport implements Transport {
     this.#broken = true;
     this.#pending = [];
     this.#pendingBytes = 0;
-    this.onBroken(`sent a message longer than ${this.maxLineBytes} bytes`);
+    this.onBroken(McpErrors.messageTooLong(this.maxLineBytes));
   }
 
   #deliver(line: string): void {
