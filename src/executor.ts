@@ -73,7 +73,7 @@ const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.
  * the module and the problem when a tool cannot be loaded.
  */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
-  const checked = await checkOptions(options);
+  const checked = checkOptions(options);
   const entries = await loadEntries(options.tools ?? []);
   // Whether workers are confined by the permission flags on this line is measured once, before any tool is placed.
   const permissionSupport = checked.permissions ? await measurePermissionSupport() : undefined;
@@ -127,8 +127,8 @@ interface CheckedOptions {
 }
 
 /** The options schema (src/options-schema.ts) checks every option; this only fills in the defaults. */
-async function checkOptions(options: ExecutorOptions): Promise<CheckedOptions> {
-  await checkExecutorOptions(options);
+function checkOptions(options: ExecutorOptions): CheckedOptions {
+  checkExecutorOptions(options);
   return {
     toolExecution: options.toolExecution ?? 'parallel',
     isolation: options.isolation ?? 'worker',

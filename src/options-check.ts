@@ -17,21 +17,21 @@ const validateToolInfo = generated.validateToolInfo as ValidateFunction;
 /** What `tools` must be, for the error when neither it nor mcpServers is given (the schema's own words). */
 const TOOLS_EXPECTED = 'an array of module paths, file URLs or defineTool() objects';
 
-/** Rejects with a TypeError naming every wrong or unknown option of `createExecutor`. */
-export async function checkExecutorOptions(options: unknown): Promise<void> {
+/** Throws a TypeError naming every wrong or unknown option of `createExecutor`. */
+export function checkExecutorOptions(options: unknown): void {
   if (!validateExecutorOptions(options)) throw new TypeError(ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)));
   const { tools, mcpServers } = options as ExecutorOptions;
   if (tools === undefined && mcpServers === undefined) throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', TOOLS_EXPECTED)));
 }
 
-/** Checks a tool's fields; resolves to the problems (empty when it is valid). */
-export async function toolDefinitionProblems(tool: unknown): Promise<string[]> {
+/** Checks a tool's fields; returns the problems (empty when it is valid). */
+export function toolDefinitionProblems(tool: unknown): string[] {
   if (validateToolDefinition(tool)) return [];
   return problemsOf(validateToolDefinition.errors ?? [], (path) => `"${path}"`);
 }
 
-/** Checks a definition a worker reported; resolves to the problems (empty when it is valid). */
-export async function toolInfoProblems(info: unknown): Promise<string[]> {
+/** Checks a definition a worker reported; returns the problems (empty when it is valid). */
+export function toolInfoProblems(info: unknown): string[] {
   if (validateToolInfo(info)) return [];
   return problemsOf(validateToolInfo.errors ?? [], (path) => `"${path}"`);
 }

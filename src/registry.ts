@@ -120,7 +120,7 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
 
 async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
-  const info = await describeTool(tool, where);
+  const info = describeTool(tool, where);
   const host = hostForInline(context.host);
   return {
     info,
@@ -180,7 +180,7 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
     throw await withSyntaxLocation(ref.source, error);
   }
   // What the worker read is untrusted: every field is checked here.
-  const info = await checkToolInfo(await describeView(view, where), where);
+  const info = checkToolInfo(describeView(view, where), where);
   // The pool lets this many calls of the tool share a worker.
   if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
   const isolation = strongerIsolation(context.isolation, info.isolation);

@@ -41,7 +41,7 @@ export interface ToolInfo {
  * info; throws a message naming `where` and every problem. For an inline
  * tool, on this thread.
  */
-export async function describeTool(value: unknown, where: string): Promise<ToolInfo> {
+export function describeTool(value: unknown, where: string): ToolInfo {
   return describeView(definitionView(value, where), where);
 }
 
@@ -50,11 +50,11 @@ export async function describeTool(value: unknown, where: string): Promise<ToolI
  * every field checked against the options schema here, on the host, which
  * for a module tool also means the worker's word is checked, not taken.
  */
-export async function describeView(view: DefinitionView, where: string): Promise<ToolInfo> {
+export function describeView(view: DefinitionView, where: string): ToolInfo {
   if (typeof view !== 'object' || view === null || typeof view.definition !== 'object' || view.definition === null) {
     throw new Error(ConfigErrors.invalidToolField(where, 'its definition is not an object'));
   }
-  const problems = [...(await toolDefinitionProblems(view.definition)), ...(typeof view.problem === 'string' ? [view.problem] : [])];
+  const problems = [...toolDefinitionProblems(view.definition), ...(typeof view.problem === 'string' ? [view.problem] : [])];
   if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
   // Checked against the options schema above; the function fields are FUNCTION_FIELD markers here.
   const tool = view.definition as Omit<ToolDefinition, 'prepareArguments' | 'execute'> & { prepareArguments?: unknown; execute?: unknown };
@@ -90,8 +90,8 @@ const MAX_SCHEMA_DEPTH = 64;
  * the tool's code, so whatever it sends is untrusted. Throws a message
  * naming `where` and every problem.
  */
-export async function checkToolInfo(value: unknown, where: string): Promise<ToolInfo> {
-  const problems = await toolInfoProblems(value);
+export function checkToolInfo(value: unknown, where: string): ToolInfo {
+  const problems = toolInfoProblems(value);
   if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
   const info = value as ToolInfo;
   const schemaProblem = schemaSizeProblem(info.parameters);

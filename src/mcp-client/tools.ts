@@ -34,7 +34,7 @@ export async function executorTool(tool: McpTool, mapping: ToolMapping): Promise
   const name = `${mapping.server}_${tool.name}`;
   const where = `${JSON.stringify(tool.name)} of MCP server "${mapping.server}"`;
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) throw new Error(McpErrors.toolNameInvalid(name));
-  const info = await checkToolInfo(toolInfo(name, tool, policy(mapping.needsApproval)), where);
+  const info = checkToolInfo(toolInfo(name, tool, policy(mapping.needsApproval)), where);
   const approve = mapping.needsApproval;
   return {
     info,

@@ -57,14 +57,19 @@ describe('hostile definitions', () => {
     let parameters: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 200_000; i++) parameters = { type: 'object', properties: { a: parameters } };
     const info = { name: 'deep', description: '', parameters, executionMode: 'parallel', limits: {}, hasPrepare: false, hasExecute: true };
-    await expect(checkToolInfo(info, 'module deep.mjs')).rejects.toThrow(/nests deeper than 64 levels/);
+    expect(() => checkToolInfo(info, 'module deep.mjs')).toThrow(/nests deeper than 64 levels/);
   });
 
   test('the host re-checks what a worker reports: unknown fields and wrong types are refused', async () => {
     const info = { name: 'x', description: 1, parameters: {}, executionMode: 'parallel', limits: { timeoutMs: -1 }, hasPrepare: 'yes', hasExecute: true, evil: 1 };
-    const failure = (await checkToolInfo(info, 'module x.mjs').catch((error: Error) => error)) as Error;
-    expect(failure.message).toMatch(/evil/);
-    expect(failure.message).toMatch(/"description" must be a string/);
-    expect(failure.message).toMatch(/"hasPrepare" must be a boolean/);
+    let message = '';
+    try {
+      checkToolInfo(info, 'module x.mjs');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/evil/);
+    expect(message).toMatch(/"description" must be a string/);
+    expect(message).toMatch(/"hasPrepare" must be a boolean/);
   });
 });
