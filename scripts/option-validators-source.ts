@@ -1,6 +1,6 @@
 import { _, Ajv, type KeywordCxt } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { ExecutorOptionsSchema, ToolDefinitionSchema, ToolInfoSchema } from '../src/options-schema.ts';
+import { ExecutorOptionsSchema, ToolDefinitionSchema, ToolInfoSchema, executorProperties } from '../src/options-schema.ts';
 import { FUNCTION_FIELD } from '../src/tool-view.ts';
 
 /**
@@ -26,7 +26,9 @@ export async function generatedValidators(): Promise<string> {
   ajv.addSchema(ToolInfoSchema, 'toolInfo');
   const code = standaloneCode.default(ajv, { validateExecutorOptions: 'executorOptions', validateToolDefinition: 'toolDefinition', validateToolInfo: 'toolInfo' });
   // Ajv's ESM output still require()s its runtime helpers (string length, deep equality).
-  return `${HEADER}${code.replace('"use strict";', '"use strict";\nconst require = createRequire(import.meta.url);\n')}\n`;
+  // What `tools` must be, for the error when neither it nor mcpServers is given: the schema's own words.
+  const toolsExpected = `export const toolsExpected = ${JSON.stringify(executorProperties.tools.expected)};\n`;
+  return `${HEADER}${code.replace('"use strict";', '"use strict";\nconst require = createRequire(import.meta.url);\n')}\n${toolsExpected}`;
 }
 
 const HEADER = `// @ts-nocheck

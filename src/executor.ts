@@ -67,11 +67,7 @@ export interface ToolMetadata {
  */
 const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
-/**
- * Loads the tools (module tools are described inside a worker), compiles
- * each schema once and returns an executor. Rejects with a message naming
- * the module and the problem when a tool cannot be loaded.
- */
+/** What `createExecutor` (src/create-executor.ts, which loads this file on first use) runs. */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
   const checked = checkOptions(options);
   const entries = await loadEntries(options.tools ?? []);

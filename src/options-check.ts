@@ -14,14 +14,11 @@ const validateExecutorOptions = generated.validateExecutorOptions as ValidateFun
 const validateToolDefinition = generated.validateToolDefinition as ValidateFunction;
 const validateToolInfo = generated.validateToolInfo as ValidateFunction;
 
-/** What `tools` must be, for the error when neither it nor mcpServers is given (the schema's own words). */
-const TOOLS_EXPECTED = 'an array of module paths, file URLs or defineTool() objects';
-
 /** Throws a TypeError naming every wrong or unknown option of `createExecutor`. */
 export function checkExecutorOptions(options: unknown): void {
   if (!validateExecutorOptions(options)) throw new TypeError(ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)));
   const { tools, mcpServers } = options as ExecutorOptions;
-  if (tools === undefined && mcpServers === undefined) throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', TOOLS_EXPECTED)));
+  if (tools === undefined && mcpServers === undefined) throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', generated.toolsExpected)));
 }
 
 /** Checks a tool's fields; returns the problems (empty when it is valid). */

@@ -2579,3 +2579,4 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
+export const toolsExpected = "an array of module paths, file URLs or defineTool() objects";
