@@ -26,18 +26,6 @@ const IDLE_GAP_MS = 20;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One call after the pool has been idle: the gap is not timed. */
-async function afterIdle(count: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    await sleep(IDLE_GAP_MS);
-    const start = process.hrtime.bigint();
-    await fn();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e3);
-  }
-  return samples;
-}
-
 /** CPU this process (every thread) burns per second with both pools idle: a busy-wait would show as hundreds of ms. */
 async function idleCpuMsPerSecond(): Promise<number> {
   await sleep(500); // what the last calls left (GC, JIT, piscina's idle bookkeeping) settles first
@@ -88,8 +76,8 @@ export const callOverhead: BenchCase = {
       log(`case 1: ${rounds} rounds x ${perBlock / 20} calls after ${IDLE_GAP_MS} ms idle, alternating`);
       const alone = await interleave(
         {
-          raw: () => afterIdle(perBlock / 20, () => raw.run(module, args)),
-          worker: () => afterIdle(perBlock / 20, () => worker.executeBatch(call)),
+          raw: () => timeEach(perBlock / 20, () => raw.run(module, args), IDLE_GAP_MS),
+          worker: () => timeEach(perBlock / 20, () => worker.executeBatch(call), IDLE_GAP_MS),
         },
         { rounds, warmupRounds: 1 },
       );

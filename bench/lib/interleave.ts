@@ -61,10 +61,11 @@ export function ratioOf(a: VariantSamples, b: VariantSamples): Ratio {
   return { value: median(a.samples) / median(b.samples), range: [Math.min(...perRound), Math.max(...perRound)] };
 }
 
-/** Times `count` sequential awaits of `fn`, one sample (µs) per call. */
-export async function timeEach(count: number, fn: () => Promise<unknown>): Promise<number[]> {
+/** Times `count` sequential awaits of `fn`, one sample (µs) per call; `idleMs` (untimed) before each lets the pool go idle first. */
+export async function timeEach(count: number, fn: () => Promise<unknown>, idleMs = 0): Promise<number[]> {
   const samples = new Array<number>(count);
   for (let i = 0; i < count; i++) {
+    if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
     const start = process.hrtime.bigint();
     await fn();
     samples[i] = Number(process.hrtime.bigint() - start) / 1e3;
