@@ -1,6 +1,6 @@
 // What `require('toolpool')` loads: toolpool is an ES module package, and this
 // file only says so. The text is PackageErrors.requireNotSupported in
-// src/errors.ts (test/package.test.ts keeps the two equal); it is written out
+// src/core/errors.ts (test/package.test.ts keeps the two equal); it is written out
 // here because CommonJS cannot load that ES module on Node 20.
 'use strict';
 throw new Error(

@@ -1,6 +1,6 @@
 /**
- * Compiles the option schemas of src/options-schema.ts into
- * src/generated/option-validators.ts with Ajv's standalone code, so that no
+ * Compiles the option schemas of src/tools/options-schema.ts into
+ * src/tools/generated/option-validators.ts with Ajv's standalone code, so that no
  * executor builds or compiles them at run time. Run it (`npm run generate`)
  * after changing a schema; test/option-validators.test.ts fails while the
  * file is not what this writes.
@@ -12,13 +12,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { generatedValidators } from './option-validators-source.ts';
 
-const target = fileURLToPath(new URL('../src/generated/option-validators.ts', import.meta.url));
+const target = fileURLToPath(new URL('../src/tools/generated/option-validators.ts', import.meta.url));
 const code = await generatedValidators();
 
 if (process.argv.includes('--check')) {
   const current = readFileSync(target, 'utf8');
   if (current !== code) {
-    console.error('src/generated/option-validators.ts is stale: run npm run generate');
+    console.error('src/tools/generated/option-validators.ts is stale: run npm run generate');
     process.exit(1);
   }
 } else {

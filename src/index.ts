@@ -1,5 +1,5 @@
 // The public API of toolpool, at a glance.
-export { defineTool, isTool } from './tool.ts';
+export { defineTool, isTool } from './core/tool.ts';
 export type {
   ApprovalCheck,
   ApprovalPolicy,
@@ -19,16 +19,16 @@ export type {
   ToolResult,
   ToolResultMessage,
   ToolSchema,
-} from './tool.ts';
-export type { JsonSchema, ToolArgs, ToolParameters } from './tool-parameters.ts';
-export { createExecutor } from './create-executor.ts';
-export type { Executor, ToolMetadata } from './executor.ts';
-export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';
-export type { Permissions } from './isolation/permissions.ts';
-export type { EnvOption } from './isolation/environment.ts';
-export type { BatchOptions, BatchResult } from './batch.ts';
-export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './remote.ts';
-export type { ApprovalOptions, PendingApproval } from './approval.ts';
+} from './core/tool.ts';
+export type { JsonSchema, ToolArgs, ToolParameters } from './core/tool-parameters.ts';
+export { createExecutor } from './executor/create-executor.ts';
+export type { Executor, ToolMetadata } from './executor/executor.ts';
+export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './core/options.ts';
+export type { Permissions } from './isolation/common/permissions.ts';
+export type { EnvOption } from './isolation/common/environment.ts';
+export type { BatchOptions, BatchResult } from './executor/batch.ts';
+export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './core/remote.ts';
+export type { ApprovalOptions, PendingApproval } from './executor/approval.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallHook,
@@ -36,11 +36,11 @@ export type {
   BeforeToolCallContext,
   BeforeToolCallHook,
   BeforeToolCallResult,
-} from './hooks.ts';
-export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './events.ts';
-export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './messages.ts';
-export type { Model, ModelRequest, ModelStreamEvent } from './model.ts';
-export { Agent, DEFAULT_MAX_TURNS } from './agent.ts';
+} from './core/hooks.ts';
+export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './core/events.ts';
+export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './core/messages.ts';
+export type { Model, ModelRequest, ModelStreamEvent } from './core/model.ts';
+export { Agent, DEFAULT_MAX_TURNS } from './agent/agent.ts';
 export type {
   AgentEndEvent,
   AgentEndReason,
@@ -57,6 +57,6 @@ export type {
   QueueMode,
   TurnEndEvent,
   TurnStartEvent,
-} from './agent.ts';
+} from './agent/agent.ts';
 export { scriptedModel } from './models/scripted.ts';
 export type { ScriptedModel, ScriptedModelOptions, ScriptedToolCall, ScriptedTurn, ScriptStep } from './models/scripted.ts';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { Agent, defineTool, scriptedModel, type AgentEvent, type Message, type ToolResultMessage } from '../src/index.ts';
-import { textOf, type AssistantMessage } from '../src/messages.ts';
+import { textOf, type AssistantMessage } from '../src/core/messages.ts';
 import { fixture, useExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();

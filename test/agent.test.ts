@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { Agent, defineTool, scriptedModel, type AgentEvent, type Message, type Model, type ToolResultMessage } from '../src/index.ts';
-import { textOf, type AssistantMessage } from '../src/messages.ts';
+import { textOf, type AssistantMessage } from '../src/core/messages.ts';
 import { exampleTool, fixture, useExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();

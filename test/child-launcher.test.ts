@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { processLauncher, type ChildLauncher, type ChildSpec } from '../src/isolation/child-launcher.ts';
-import { pidNamespaceSupport } from '../src/isolation/pid-namespace.ts';
-import { ProcessTier } from '../src/isolation/process-tier.ts';
-import { toRunnableModule } from '../src/pool/module-compiler.ts';
+import { processLauncher, type ChildLauncher, type ChildSpec } from '../src/isolation/process/child-launcher.ts';
+import { pidNamespaceSupport } from '../src/isolation/process/pid-namespace.ts';
+import { ProcessTier } from '../src/isolation/process/process-tier.ts';
+import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
 import { fixture } from './support/executors.ts';
 
 const tierOptions = { minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 1_000, loadTimeoutMs: 10_000, env: {}, execArgv: [], hostFunctions: {}, defaultMemoryMb: 64 };

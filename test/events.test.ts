@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
-import { OrderedEmitter } from '../src/events.ts';
+import { OrderedEmitter } from '../src/core/events.ts';
 import { Agent, createExecutor, defineTool, scriptedModel } from '../src/index.ts';
 import { call } from './support/executors.ts';
 import { captureWarnings, restoreWarningsAfterEach } from './support/warnings.ts';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { compileModule } from '../src/pool/module-compiler.ts';
+import { compileModule } from '../src/isolation/worker/module-compiler.ts';
 
 // executor.metadata's moduleHash: what a module is (its source and the files
 // of its own it imports), not where it is.

@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { approvalExample, signedSnapshotExample } from '../src/agent.examples.ts';
-import { folderExample, toolLimitsExample, trustDomainExample } from '../src/executor.examples.ts';
+import { approvalExample, signedSnapshotExample } from '../src/examples/agent.examples.ts';
+import { folderExample, toolLimitsExample, trustDomainExample } from '../src/examples/executor.examples.ts';
 import { createExecutor, scriptedModel } from '../src/index.ts';
-import { schemaExamples } from '../src/tool.examples.ts';
-import { textOf } from '../src/messages.ts';
-import { mcpServersExample } from '../src/mcp-client/mcp-client.examples.ts';
+import { schemaExamples } from '../src/examples/tool.examples.ts';
+import { textOf } from '../src/core/messages.ts';
+import { mcpServersExample } from '../src/examples/mcp-client.examples.ts';
 import { MCP_FIXTURES, MCP_SERVER, startHttpMcpServer } from './support/mcp-servers.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const examples = readFileSync(new URL('../src/agent.examples.ts', import.meta.url), 'utf8');
-const toolExamples = readFileSync(new URL('../src/tool.examples.ts', import.meta.url), 'utf8');
-const executorExamples = readFileSync(new URL('../src/executor.examples.ts', import.meta.url), 'utf8');
-const mcpClientExamples = readFileSync(new URL('../src/mcp-client/mcp-client.examples.ts', import.meta.url), 'utf8');
+const examples = readFileSync(new URL('../src/examples/agent.examples.ts', import.meta.url), 'utf8');
+const toolExamples = readFileSync(new URL('../src/examples/tool.examples.ts', import.meta.url), 'utf8');
+const executorExamples = readFileSync(new URL('../src/examples/executor.examples.ts', import.meta.url), 'utf8');
+const mcpClientExamples = readFileSync(new URL('../src/examples/mcp-client.examples.ts', import.meta.url), 'utf8');
 
 /** The lines between `// #region name` and `// #endregion`, unindented as the README shows them. */
 function region(source: string, name: string): string {
@@ -60,7 +60,7 @@ describe('README examples', () => {
     }
   });
 
-  test('the approval example in the README is the one in src/agent.examples.ts', () => {
+  test('the approval example in the README is the one in src/examples/agent.examples.ts', () => {
     expect(readme).toContain(region(examples, 'approval'));
   });
 

@@ -4,7 +4,7 @@
  * of its own, so no earlier schema has loaded the formats already.
  */
 import { expect, test } from 'vitest';
-import { compileArgumentValidator } from '../src/validation.ts';
+import { compileArgumentValidator } from '../src/tools/validation.ts';
 
 test('a format 300 levels deep in the first schema compiled is checked', () => {
   let schema: Record<string, unknown> = { type: 'string', format: 'email' };

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { Timeline, updateText } from '../src/cli/timeline.ts';
 import { styleFor } from '../src/cli/terminal.ts';
-import type { AgentEvent } from '../src/agent.ts';
+import type { AgentEvent } from '../src/agent/agent.ts';
 
 /** A Timeline writing to a plain (non-terminal) output, as in CI or a pipe. */
 function plainTimeline() {

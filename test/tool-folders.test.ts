@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { createExecutor as create } from '../src/index.ts';
-import { toolModulesIn } from '../src/tool-folders.ts';
+import { toolModulesIn } from '../src/tools/tool-folders.ts';
 import { call, exampleTool, fixture, textOf, useExecutors } from './support/executors.ts';
 import { captureWarnings, restoreWarningsAfterEach } from './support/warnings.ts';
 

@@ -6,10 +6,10 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { defineTool, type ToolEndEvent, type ToolEvent } from '../src/index.ts';
-import { DEFAULT_LIMITS } from '../src/limits.ts';
-import { toRunnableModule } from '../src/pool/module-compiler.ts';
-import { PoolSet } from '../src/pool/pool-set.ts';
-import type { RunJob } from '../src/runner.ts';
+import { DEFAULT_LIMITS } from '../src/core/limits.ts';
+import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
+import { PoolSet } from '../src/isolation/worker/pool-set.ts';
+import type { RunJob } from '../src/core/runner.ts';
 import { call, fixture, recordEvents, textOf, useExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();

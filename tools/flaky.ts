@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../src/tool.ts';
+import { defineTool } from '../src/core/tool.ts';
 
 /**
  * A deliberately unreliable tool, for the demo and the tests: it shows what

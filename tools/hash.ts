@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../src/tool.ts';
+import { defineTool } from '../src/core/tool.ts';
 
 /**
  * A CPU-heavy tool: key stretching by iterated hashing, the kind of work

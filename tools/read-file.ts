@@ -1,7 +1,7 @@
 import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../src/tool.ts';
+import { defineTool } from '../src/core/tool.ts';
 
 export interface ReadFileOptions {
   /** The only folder this tool may read from. */

@@ -1,7 +1,7 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../src/tool.ts';
+import { defineTool } from '../src/core/tool.ts';
 
 export interface WriteFileOptions {
   /** The only folder this tool may write into. */

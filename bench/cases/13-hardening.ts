@@ -11,10 +11,10 @@ import { load } from '../lib/toolpool.ts';
 import { summarize } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
-type Payload = typeof import('../../src/pool/payload.ts');
-type Messages = typeof import('../../src/pool/channel-messages.ts');
-type RunIds = typeof import('../../src/pool/run-ids.ts');
-type Realm = typeof import('../../workers/realm-integrity.ts');
+type Payload = typeof import('../../src/isolation/worker/payload.ts');
+type Messages = typeof import('../../src/isolation/worker/channel-messages.ts');
+type RunIds = typeof import('../../src/isolation/worker/run-ids.ts');
+type Realm = typeof import('../../src/isolation/worker/runtime/realm-integrity.ts');
 
 const ROWS = ['result copy in the worker', 'result re-check on the host', 'message shape checks', 'realm check after the call', 'unguessable run id', 'hardening per call (sum)'] as const;
 
@@ -41,10 +41,10 @@ export const hardening: BenchCase = {
   title: 'Zero-trust hardening, per-call cost of each piece',
   rowNames: ROWS,
   async run({ quick, log }) {
-    const payload = await load<Payload>('src/pool/payload.ts');
-    const messages = await load<Messages>('src/pool/channel-messages.ts');
-    const ids = await load<RunIds>('src/pool/run-ids.ts');
-    const realm = await load<Realm>('workers/realm-integrity.ts');
+    const payload = await load<Payload>('src/isolation/worker/payload.ts');
+    const messages = await load<Messages>('src/isolation/worker/channel-messages.ts');
+    const ids = await load<RunIds>('src/isolation/worker/run-ids.ts');
+    const realm = await load<Realm>('src/isolation/worker/runtime/realm-integrity.ts');
     const samples = quick ? 3 : 200;
     log(`case 13: ${samples} samples x 1000 runs per piece`);
     const copied = payload.copyPayload(RESULT, 'result', 8 << 20);

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { toRunnableModule } from '../../src/pool/module-compiler.ts';
-import type { ToolCall, ToolResult } from '../../src/tool.ts';
+import { toRunnableModule } from '../../src/isolation/worker/module-compiler.ts';
+import type { ToolCall, ToolResult } from '../../src/core/tool.ts';
 
 const here = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 

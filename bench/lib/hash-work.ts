@@ -1,5 +1,5 @@
 import hashTool from '../../tools/hash.ts';
-import type { ToolContext } from '../../src/tool.ts';
+import type { ToolContext } from '../../src/core/tool.ts';
 import { nowNs } from './clock.ts';
 import { median } from './stats.ts';
 

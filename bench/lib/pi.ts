@@ -6,7 +6,7 @@
  * `@mariozechner/pi-agent-core` 0.73, is the peer. Both harnesses measure
  * the same span (see pi-0.73.ts) with the same two tools.
  */
-import type { ToolCall } from '../../src/tool.ts';
+import type { ToolCall } from '../../src/core/tool.ts';
 import { nowNs } from './clock.ts';
 
 export interface SpanHooks {

@@ -7,7 +7,7 @@
  * time it is evaluated. toolpool's host code makes a few closures per call,
  * so from source an inline call measured ~45% slower than the same code
  * compiled plainly, while pi-agent-core (shipped as JavaScript) pays
- * nothing. So `src/` and `workers/` are compiled here, file by file with
+ * nothing. So `src/` is compiled here, file by file with
  * esbuild (no bundling, no keepNames, the same target as the package
  * build), into bench/.build/, fresh on every run, and imported from there.
  * `BENCH_SOURCE=1` measures the sources through tsx instead.
@@ -19,7 +19,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 type Toolpool = typeof import('../../src/index.ts');
-type Validation = typeof import('../../src/validation.ts');
+type Validation = typeof import('../../src/tools/validation.ts');
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BUILD_ROOT = join(ROOT, 'bench/.build');
@@ -32,7 +32,7 @@ export const fromSource = process.env.BENCH_SOURCE === '1';
 
 let built: Promise<string> | undefined;
 
-/** Compiles src/ and workers/ to bench/.build/ (once per process); returns the output root. */
+/** Compiles src/ to bench/.build/ (once per process); returns the output root. */
 function buildOnce(): Promise<string> {
   if (PARENT_BUILD) return Promise.resolve(PARENT_BUILD);
   built ??= (async () => {
@@ -40,7 +40,7 @@ function buildOnce(): Promise<string> {
     await rm(OUT, { recursive: true, force: true });
     process.once('exit', removeBuild);
     const files: string[] = [];
-    for (const dir of ['src', 'workers']) {
+    for (const dir of ['src']) {
       for (const entry of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
         if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(join(entry.parentPath, entry.name));
       }
@@ -89,7 +89,7 @@ async function removeStaleBuilds(): Promise<void> {
   }
 }
 
-/** Any module of src/ or workers/ (named by its source path from the repository root), as measured. */
+/** Any module of src/ (named by its source path from the repository root), as measured. */
 export async function load<T>(sourcePath: string): Promise<T> {
   if (fromSource) return (await import(pathToFileURL(join(ROOT, sourcePath)).href)) as T;
   const out = await buildOnce();
@@ -102,7 +102,7 @@ export function toolpool(): Promise<Toolpool> {
 }
 
 export function validationModule(): Promise<Validation> {
-  return load<Validation>('src/validation.ts');
+  return load<Validation>('src/tools/validation.ts');
 }
 
 /** Environment for a child process that must measure the same build (built first if needed). */

@@ -12,7 +12,7 @@
  * measures toolpool compiled to JavaScript (BENCH_SOURCE=1: the sources).
  */
 import { resolve } from 'node:path';
-import type { PoolSet as PoolSetClass } from '../../src/pool/pool-set.ts';
+import type { PoolSet as PoolSetClass } from '../../src/isolation/worker/pool-set.ts';
 import noop from '../tools/noop.ts';
 import { RawPool, TOOLS, calls, toolCall } from '../lib/fixtures.ts';
 import { piPeer } from '../lib/pi.ts';
@@ -22,7 +22,7 @@ const scenario = process.argv[2] ?? 'worker';
 const seconds = Number(process.argv[3] ?? 5);
 
 const { createExecutor } = await toolpool();
-const { PoolSet } = await load<{ PoolSet: typeof PoolSetClass }>('src/pool/pool-set.ts');
+const { PoolSet } = await load<{ PoolSet: typeof PoolSetClass }>('src/isolation/worker/pool-set.ts');
 const workerFlags = ['--cpu-prof', `--cpu-prof-dir=${resolve('bench/results')}`, '--cpu-prof-interval', '50'];
 if (process.env.BENCH_WORKER_PROF === '1') {
   const flags = workerFlags;

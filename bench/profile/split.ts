@@ -21,8 +21,8 @@ import { load, toolpool } from '../lib/toolpool.ts';
 import { RawPool, TOOLS, toolCall } from '../lib/fixtures.ts';
 import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
 import { summarize } from '../lib/stats.ts';
-import type { WorkerPool as WorkerPoolClass } from '../../src/pool/worker-pool.ts';
-import type { DEFAULT_LIMITS as Limits } from '../../src/limits.ts';
+import type { WorkerPool as WorkerPoolClass } from '../../src/isolation/worker/worker-pool.ts';
+import type { DEFAULT_LIMITS as Limits } from '../../src/core/limits.ts';
 
 const throughputMode = process.argv[2] === '--throughput';
 const [roundsArg, perBlockArg] = process.argv.slice(throughputMode ? 3 : 2);
@@ -31,8 +31,8 @@ const perBlock = Number(perBlockArg ?? (throughputMode ? 6 : 400));
 const workers = throughputMode ? 2 : 1;
 const inFlight = throughputMode ? 100 : 1;
 const { createExecutor } = await toolpool();
-const { WorkerPool } = await load<{ WorkerPool: typeof WorkerPoolClass }>('src/pool/worker-pool.ts');
-const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/limits.ts');
+const { WorkerPool } = await load<{ WorkerPool: typeof WorkerPoolClass }>('src/isolation/worker/worker-pool.ts');
+const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/core/limits.ts');
 
 const raw = new RawPool(workers);
 const rawAsync = new RawPool(workers, 'async');

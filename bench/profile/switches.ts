@@ -12,8 +12,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { load, toolpool } from '../lib/toolpool.ts';
 import { RawPool, TOOLS, toolCall } from '../lib/fixtures.ts';
-import type { WorkerPool as WorkerPoolClass } from '../../src/pool/worker-pool.ts';
-import type { DEFAULT_LIMITS as Limits } from '../../src/limits.ts';
+import type { WorkerPool as WorkerPoolClass } from '../../src/isolation/worker/worker-pool.ts';
+import type { DEFAULT_LIMITS as Limits } from '../../src/core/limits.ts';
 
 const calls = Number(process.argv[2] ?? 5000);
 
@@ -52,8 +52,8 @@ function busiest(before: Switches, after: Switches): string {
 }
 
 const { createExecutor } = await toolpool();
-const { WorkerPool } = await load<{ WorkerPool: typeof WorkerPoolClass }>('src/pool/worker-pool.ts');
-const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/limits.ts');
+const { WorkerPool } = await load<{ WorkerPool: typeof WorkerPoolClass }>('src/isolation/worker/worker-pool.ts');
+const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/core/limits.ts');
 const raw = new RawPool(1);
 const rawAsync = new RawPool(1, 'async');
 const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 30_000, env: {}, execArgv: [], hostFunctions: {}, loadTimeoutMs: 30_000 });

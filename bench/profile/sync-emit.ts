@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from '../lib/toolpool.ts';
-await load('src/limits.ts');
+await load('src/core/limits.ts');
 const file = join(fileURLToPath(new URL('../.build/', import.meta.url)), String(process.pid), 'src/events.js');
 const mode = process.argv[2] ?? 'original';
 if (mode === 'patched') {

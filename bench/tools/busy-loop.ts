@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** Never yields, never looks at its signal: only a kill stops it (case 11). */
 export default defineTool({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** Keeps its thread busy for `ms` milliseconds of wall time, then answers (case 16's CPU-bound tool). */
 export default defineTool({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** Ends its worker thread (`process.exit` in a worker ends only that worker). */
 export default defineTool({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** An I/O-bound tool: waits `ms` without using CPU. Up to 8 of its calls share a worker (inline, it runs on the main thread). */
 export default defineTool({

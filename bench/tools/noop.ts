@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** The trivial tool: validates one number and returns it as text. Measures pure call overhead. */
 export default defineTool({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /** Waits `ms` without using CPU: keeps a worker busy so a batch lands on every worker of a pool. */
 export default defineTool({

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../src/tool.ts';
+import { defineTool } from '../../src/core/tool.ts';
 
 /**
  * Sends progress updates. `flood`: `count` updates in one synchronous loop,

@@ -1,5 +1,5 @@
-import type { PendingApproval } from '../approval.ts';
-import { AgentErrors } from '../errors.ts';
+import type { PendingApproval } from '../executor/approval.ts';
+import { AgentErrors } from '../core/errors.ts';
 
 /** What `agent.resume()` takes: ids a person approved, and ids they rejected with the reason. */
 export interface ApprovalDecisions {

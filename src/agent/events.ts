@@ -1,8 +1,8 @@
-import type { PendingApproval } from '../approval.ts';
-import type { ToolEvent } from '../events.ts';
-import type { AssistantMessage, Message } from '../messages.ts';
-import type { ModelStreamEvent } from '../model.ts';
-import type { ToolResultMessage } from '../tool.ts';
+import type { PendingApproval } from '../executor/approval.ts';
+import type { ToolEvent } from '../core/events.ts';
+import type { AssistantMessage, Message } from '../core/messages.ts';
+import type { ModelStreamEvent } from '../core/model.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
 
 /** A streamed piece of an assistant message: every model stream event except the final `done`. */
 export type ModelDelta = Exclude<ModelStreamEvent, { type: 'done' }>;

@@ -1,7 +1,7 @@
-import type { AssistantMessage, StopReason, ToolCallContent } from '../messages.ts';
-import { AgentErrors } from '../errors.ts';
+import type { AssistantMessage, StopReason, ToolCallContent } from '../core/messages.ts';
+import { AgentErrors } from '../core/errors.ts';
 import { parseToolArguments } from '../models/shared.ts';
-import type { TextContent } from '../tool.ts';
+import type { TextContent } from '../core/tool.ts';
 import type { ModelDelta } from './events.ts';
 
 interface StreamingToolCall {

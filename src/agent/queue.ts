@@ -1,4 +1,4 @@
-import type { UserMessage } from '../messages.ts';
+import type { UserMessage } from '../core/messages.ts';
 
 /** How a queue of steering or follow-up messages is drained: one per turn, or all at once (pi-agent-core's modes). */
 export type QueueMode = 'one-at-a-time' | 'all';

@@ -1,6 +1,6 @@
-import type { ToolEvent } from '../events.ts';
-import type { ToolCallContent } from '../messages.ts';
-import type { ToolResultMessage } from '../tool.ts';
+import type { ToolEvent } from '../core/events.ts';
+import type { ToolCallContent } from '../core/messages.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
 import { notRunResult } from './transcript.ts';
 
 /**

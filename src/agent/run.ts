@@ -1,10 +1,10 @@
-import type { ApprovalOptions, PendingApproval } from '../approval.ts';
-import type { BatchResult } from '../batch.ts';
-import type { Executor } from '../executor.ts';
-import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent } from '../messages.ts';
-import type { Model, ModelStreamEvent } from '../model.ts';
-import type { ToolResultMessage } from '../tool.ts';
-import { AgentErrors, errorMessage } from '../errors.ts';
+import type { ApprovalOptions, PendingApproval } from '../executor/approval.ts';
+import type { BatchResult } from '../executor/batch.ts';
+import type { Executor } from '../executor/executor.ts';
+import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent } from '../core/messages.ts';
+import type { Model, ModelStreamEvent } from '../core/model.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
+import { AgentErrors, errorMessage } from '../core/errors.ts';
 import type { AgentEndReason, AgentEvent } from './events.ts';
 import { PartialAssistantMessage, withErrorMessage } from './partial-message.ts';
 import { refuseCalls } from './refused-calls.ts';

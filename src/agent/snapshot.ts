@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { PendingApproval } from '../approval.ts';
-import { AgentErrors } from '../errors.ts';
-import { canonicalJson } from '../canonical-json.ts';
-import { toolCallsOf, type Message, type UserMessage } from '../messages.ts';
-import type { ToolCall } from '../tool.ts';
+import type { PendingApproval } from '../executor/approval.ts';
+import { AgentErrors } from '../core/errors.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
+import { toolCallsOf, type Message, type UserMessage } from '../core/messages.ts';
+import type { ToolCall } from '../core/tool.ts';
 import type { PausedBatch } from './approvals.ts';
 
 /** Which snapshots this version of toolpool reads. Bump it when the shape changes. */

@@ -1,7 +1,7 @@
-import type { Content } from '../tool.ts';
-import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent, type UserMessage } from '../messages.ts';
-import type { ToolResultMessage } from '../tool.ts';
-import { AgentErrors } from '../errors.ts';
+import type { Content } from '../core/tool.ts';
+import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent, type UserMessage } from '../core/messages.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
+import { AgentErrors } from '../core/errors.ts';
 
 export function userMessage(content: string | Content[], method: string): UserMessage {
   if (typeof content !== 'string' && !Array.isArray(content)) throw new TypeError(AgentErrors.badPrompt(method));

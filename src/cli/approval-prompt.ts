@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalDecisions } from '../agent/approvals.ts';
-import type { PendingApproval } from '../approval.ts';
+import type { PendingApproval } from '../executor/approval.ts';
 import type { CallLabels } from './timeline.ts';
 import { oneLine, type Output, type Style } from './terminal.ts';
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import type { BeforeToolCallHook } from '../hooks.ts';
-import type { Message } from '../messages.ts';
-import type { ModelRequest } from '../model.ts';
+import type { BeforeToolCallHook } from '../core/hooks.ts';
+import type { Message } from '../core/messages.ts';
+import type { ModelRequest } from '../core/model.ts';
 import type { ScriptStep } from '../models/scripted.ts';
-import type { ToolResultMessage } from '../tool.ts';
+import type { ToolResultMessage } from '../core/tool.ts';
 
 /**
  * The demo's model: three scripted turns. The later ones are functions of

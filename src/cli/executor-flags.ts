@@ -1,7 +1,7 @@
-import { createExecutor, type Executor } from '../executor.ts';
-import type { ExecutorOptions } from '../options.ts';
-import { MIN_MEMORY_MB } from '../limits.ts';
-import type { Isolation, ToolLimits } from '../tool.ts';
+import { createExecutor, type Executor } from '../executor/executor.ts';
+import type { ExecutorOptions } from '../core/options.ts';
+import { MIN_MEMORY_MB } from '../core/limits.ts';
+import type { Isolation, ToolLimits } from '../core/tool.ts';
 import { bareFlagValue, integerFlag, splitList } from './args.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
 import { inFlagTerms } from './flags.ts';

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { CliErrors } from '../errors.ts';
+import { CliErrors } from '../core/errors.ts';
 import { usageError } from './errors.ts';
 
 /**

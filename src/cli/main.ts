@@ -1,5 +1,5 @@
 import { CliError, oneLineMessage } from './errors.ts';
-import { toolpoolVersion } from '../version.ts';
+import { toolpoolVersion } from '../core/version.ts';
 
 const mainHelp = `Usage: toolpool <command> [options]
 

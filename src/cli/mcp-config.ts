@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { CliErrors } from '../errors.ts';
-import type { McpServerConfig } from '../mcp-client/types.ts';
+import { CliErrors } from '../core/errors.ts';
+import type { McpServerConfig } from '../core/mcp-config.ts';
 import { oneLineMessage, runError } from './errors.ts';
 
 /** The transports a config's `type` may name (VS Code writes one); toolpool knows from command or url which it is. */

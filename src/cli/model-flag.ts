@@ -1,4 +1,4 @@
-import type { Model } from '../model.ts';
+import type { Model } from '../core/model.ts';
 import { runError, usageError } from './errors.ts';
 
 interface Provider {

@@ -1,7 +1,7 @@
-import { Agent } from '../agent.ts';
-import { createExecutor, type Executor } from '../executor.ts';
-import { textOf, type AssistantMessage, type Message } from '../messages.ts';
-import type { ExecutorOptions, ToolEntry } from '../options.ts';
+import { Agent } from '../agent/agent.ts';
+import { createExecutor, type Executor } from '../executor/executor.ts';
+import { textOf, type AssistantMessage, type Message } from '../core/messages.ts';
+import type { ExecutorOptions, ToolEntry } from '../core/options.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { inFlagTerms, parseFlags } from './flags.ts';
 import { askApprovals, describePending, type Input } from './approval-prompt.ts';

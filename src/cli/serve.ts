@@ -1,5 +1,5 @@
-import { AdapterErrors } from '../errors.ts';
-import type { Executor } from '../executor.ts';
+import { AdapterErrors } from '../core/errors.ts';
+import type { Executor } from '../executor/executor.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';

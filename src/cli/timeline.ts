@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../agent/events.ts';
-import { textOf, toolCallsOf, type AssistantMessage } from '../messages.ts';
-import type { ToolResult } from '../tool.ts';
+import { textOf, toolCallsOf, type AssistantMessage } from '../core/messages.ts';
+import type { ToolResult } from '../core/tool.ts';
 import { LiveRegion, formatMs, oneLine, progressBar, type Output, type Style } from './terminal.ts';
 
 /** Short, stable names for tool calls in the order they appear: `hash#1`, `calculator#4`. */

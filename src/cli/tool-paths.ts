@@ -6,7 +6,7 @@ import { runError } from './errors.ts';
  * `--tools` values (repeatable, or comma-separated) as absolute paths, each
  * checked to exist. Files and folders are passed on as they are: a folder
  * stands for the tool modules in it, by createExecutor's rule (see
- * src/tool-folders.ts), and a helper module in it that exports no tool is
+ * src/tools/tool-folders.ts), and a helper module in it that exports no tool is
  * skipped with one warning instead of stopping the command.
  */
 export async function expandToolPaths(values: readonly string[]): Promise<string[]> {

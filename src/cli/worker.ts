@@ -1,4 +1,4 @@
-import { AdapterErrors } from '../errors.ts';
+import { AdapterErrors } from '../core/errors.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';

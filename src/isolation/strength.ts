@@ -1,4 +1,4 @@
-import type { Isolation } from '../tool.ts';
+import type { Isolation } from '../core/tool.ts';
 
 /** How much each tier hides from a tool; a stronger tier stops everything a weaker one does. */
 const STRENGTH: Record<Isolation, number> = { worker: 0, process: 1, sandbox: 2 };

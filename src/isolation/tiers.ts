@@ -1,8 +1,8 @@
-import { PermissionErrors, SandboxErrors } from '../errors.ts';
-import { compileCacheDir, compiledRuntimeDir } from '../pool/module-compiler.ts';
-import { PoolSet } from '../pool/pool-set.ts';
-import { workerEntryReadPaths } from '../pool/worker-pool.ts';
-import type { HostFunctions, Isolation } from '../tool.ts';
+import { PermissionErrors, SandboxErrors } from '../core/errors.ts';
+import { compileCacheDir, compiledRuntimeDir } from './worker/module-compiler.ts';
+import { PoolSet } from './worker/pool-set.ts';
+import { workerEntryReadPaths } from './worker/worker-pool.ts';
+import type { HostFunctions, Isolation } from '../core/tool.ts';
 import {
   dependencyRoot,
   emptyWorkingFolder,
@@ -13,14 +13,14 @@ import {
   writeRootCovering,
   type PermissionSupport,
   type Permissions,
-} from './permissions.ts';
-import type { ChildLauncher } from './child-launcher.ts';
-import { ProcessTier, type ProcessTierOptions } from './process-tier.ts';
+} from './common/permissions.ts';
+import type { ChildLauncher } from './process/child-launcher.ts';
+import { ProcessTier, type ProcessTierOptions } from './process/process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
 import { SandboxTier } from './sandbox/sandbox-tier.ts';
 import { sandboxAccessProblem } from './sandbox/sandbox-user.ts';
-import type { ThreadBudget } from '../pool/thread-budget.ts';
-import type { ToolTier } from '../tier.ts';
+import type { ThreadBudget } from './worker/thread-budget.ts';
+import type { ToolTier } from '../core/tier.ts';
 
 export interface TierOptions {
   minWorkers: number;

@@ -1,5 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpErrors } from '../errors.ts';
+import { McpErrors } from '../core/errors.ts';
 
 const LF = 10;
 const CR = 13;

@@ -1,8 +1,8 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { McpErrors, ToolErrors, errorMessage } from '../errors.ts';
-import type { ResolvedLimits } from '../limits.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
-import { StopTimer, stopError, type StopReason, type Stoppable } from '../stop-timer.ts';
+import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
+import type { ResolvedLimits } from '../core/limits.ts';
+import type { RunJob, RunOutcome } from '../core/runner.ts';
+import { StopTimer, stopError, type StopReason, type Stoppable } from '../core/stop-timer.ts';
 import type { PendingCall } from './connection.ts';
 import { callOutcome, progressPartial } from './result.ts';
 import type { Session } from './session.ts';

@@ -1,7 +1,7 @@
-import { MCP_NAME_CHARS, McpErrors, errorMessage } from '../errors.ts';
+import { MCP_NAME_CHARS, McpErrors, errorMessage } from '../core/errors.ts';
 import { checkIsolation } from '../isolation/tiers.ts';
 import { parseNetAllowlist, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
-import type { McpApproval, McpHttpServer, McpServerConfig, McpStdioServer } from './types.ts';
+import type { McpApproval, McpHttpServer, McpServerConfig, McpStdioServer } from '../core/mcp-config.ts';
 
 /** A server toolpool starts, its configuration checked, with its isolation filled in. */
 export interface StdioPlan {

@@ -8,7 +8,7 @@ import {
   type JSONRPCMessage,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { toolpoolVersion } from '../version.ts';
+import { toolpoolVersion } from '../core/version.ts';
 import { RoutedTransport } from './routed-transport.ts';
 
 /** A `notifications/progress` of one call, as the server sent it. */

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpErrors, errorMessage } from '../errors.ts';
+import { McpErrors, errorMessage } from '../core/errors.ts';
 import { checkSandboxSupport } from '../isolation/sandbox/bwrap-support.ts';
 import { boundedFetch } from './bounded-fetch.ts';
 import { resolveCommand } from './command.ts';

@@ -1,11 +1,11 @@
 // The MCP client: third-party MCP servers as a source of executor tools.
 // Loaded only when createExecutor is given mcpServers (it needs the SDK).
-import { ConfigErrors } from '../errors.ts';
-import type { RegisteredTool } from '../registry.ts';
-import type { ToolSource } from '../tool-source.ts';
+import { ConfigErrors } from '../core/errors.ts';
+import type { RegisteredTool } from '../tools/registered-tool.ts';
+import type { ToolSource } from '../tools/tool-source.ts';
 import { checkServerConfigs } from './config.ts';
 import { ServerSupervisor, type SupervisorOptions } from './supervisor.ts';
-import type { McpServerConfig } from './types.ts';
+import type { McpServerConfig } from '../core/mcp-config.ts';
 
 export type McpStartOptions = Omit<SupervisorOptions, 'onToolsChanged'>;
 

@@ -1,5 +1,5 @@
 import type { SpawnOptions } from 'node:child_process';
-import { pidNamespaceArgs, pidNamespaceSupport } from '../isolation/pid-namespace.ts';
+import { pidNamespaceArgs, pidNamespaceSupport } from '../isolation/process/pid-namespace.ts';
 
 /** How to start one MCP server: what `child_process.spawn` gets, and what to do around it. */
 export interface ServerLaunch {

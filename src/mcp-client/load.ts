@@ -1,7 +1,7 @@
-import { McpErrors, errorMessage } from '../errors.ts';
-import type { ToolSource } from '../tool-source.ts';
+import { McpErrors, errorMessage } from '../core/errors.ts';
+import type { ToolSource } from '../tools/tool-source.ts';
 import type { McpStartOptions } from './index.ts';
-import type { McpServerConfig } from './types.ts';
+import type { McpServerConfig } from '../core/mcp-config.ts';
 
 /**
  * The MCP servers' tools, for createExecutor. The client is imported only

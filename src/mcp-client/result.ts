@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { McpErrors, ToolErrors, boundText, MAX_TEXT } from '../errors.ts';
-import type { RunOutcome } from '../runner.ts';
-import type { Content, ToolResult } from '../tool.ts';
+import { McpErrors, ToolErrors, boundText, MAX_TEXT } from '../core/errors.ts';
+import type { RunOutcome } from '../core/runner.ts';
+import type { Content, ToolResult } from '../core/tool.ts';
 import type { ProgressUpdate } from './connection.ts';
 
 type McpContent = CallToolResult['content'][number];

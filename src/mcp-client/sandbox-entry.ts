@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { Socket } from 'node:net';
 import { constants } from 'node:os';
-import { keepInspectorClosed } from '../isolation/inspector-guard.ts';
+import { keepInspectorClosed } from '../isolation/common/inspector-guard.ts';
 import type { ForwardRule } from '../isolation/sandbox/net-allowlist.ts';
 import { startForwarders } from '../isolation/sandbox/net-forwarder.ts';
 import { becomeUser } from '../isolation/sandbox/sandbox-user.ts';

@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toRunnableRuntime } from '../pool/module-compiler.ts';
-import { workerEntryReadPaths } from '../pool/worker-pool.ts';
+import { toRunnableRuntime } from '../isolation/worker/module-compiler.ts';
+import { workerEntryReadPaths } from '../isolation/worker/worker-pool.ts';
 import { bwrapArgs, type SandboxLayout } from '../isolation/sandbox/bwrap-args.ts';
 import { runtimeFilesOf, nodeRuntimeFiles } from '../isolation/sandbox/node-libraries.ts';
 import { needsLowPorts, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
 import { SANDBOX_SOCKET, startNet, type NetPlan } from '../isolation/sandbox/net-plan.ts';
 import { sandboxDropTarget } from '../isolation/sandbox/sandbox-user.ts';
-import type { McpServerPermissions } from './types.ts';
+import type { McpServerPermissions } from '../core/mcp-config.ts';
 import { programFiles } from './command.ts';
 import type { LaunchTarget, ServerLaunch } from './launch.ts';
 import type { SandboxEntryPlan } from './sandbox-entry.ts';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { describeExit, exitStatus, killGroup, type ExitStatus } from '../isolation/exit-status.ts';
+import { describeExit, exitStatus, killGroup, type ExitStatus } from '../isolation/process/exit-status.ts';
 import type { ServerLaunch } from './launch.ts';
 
 /** How much of a server's stderr is kept for messages. */

@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { McpErrors } from '../errors.ts';
+import { McpErrors } from '../core/errors.ts';
 import type { ServerProcess } from './server-process.ts';
 
 /**

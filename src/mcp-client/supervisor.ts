@@ -1,10 +1,10 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { McpErrors, ToolErrors, errorMessage } from '../errors.ts';
-import type { RegisteredTool } from '../registry.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
-import { withSandboxNetHint } from '../sandbox-net-hint.ts';
-import type { ToolLimits } from '../tool.ts';
+import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
+import type { RegisteredTool } from '../tools/registered-tool.ts';
+import type { RunJob, RunOutcome } from '../core/runner.ts';
+import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
+import type { ToolLimits } from '../core/tool.ts';
 import { McpCall, type CallHooks } from './call.ts';
 import type { ServerPlan } from './config.ts';
 import { McpConnection } from './connection.ts';

@@ -1,14 +1,14 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { McpErrors } from '../errors.ts';
-import { hostLimits, resolveLimits } from '../limits.ts';
-import { compileDetailsValidator } from '../output-validation.ts';
-import type { RegisteredTool } from '../registry.ts';
-import type { RunJob, RunOutcome } from '../runner.ts';
-import { checkToolInfo, type ToolInfo } from '../tool-info.ts';
-import type { JsonSchema } from '../tool-parameters.ts';
-import type { ApprovalPolicy, OutputSchema, ToolAnnotations, ToolLimits } from '../tool.ts';
-import { compileArgumentValidator } from '../validation.ts';
-import type { McpApproval } from './types.ts';
+import { McpErrors } from '../core/errors.ts';
+import { hostLimits, resolveLimits } from '../core/limits.ts';
+import { compileDetailsValidator } from '../tools/output-validation.ts';
+import type { RegisteredTool } from '../tools/registered-tool.ts';
+import type { RunJob, RunOutcome } from '../core/runner.ts';
+import { checkToolInfo, type ToolInfo } from '../tools/tool-info.ts';
+import type { JsonSchema } from '../core/tool-parameters.ts';
+import type { ApprovalPolicy, OutputSchema, ToolAnnotations, ToolLimits } from '../core/tool.ts';
+import { compileArgumentValidator } from '../tools/validation.ts';
+import type { McpApproval } from '../core/mcp-config.ts';
 
 /** What turns a server's tools into executor tools. */
 export interface ToolMapping {

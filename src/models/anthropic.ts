@@ -3,9 +3,9 @@
  * `@anthropic-ai/sdk` stays an optional peer dependency.
  */
 import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
-import type { AssistantMessage, Message, StopReason, Usage } from '../messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../model.ts';
-import type { Content, ToolResultMessage, ToolSchema } from '../tool.ts';
+import type { AssistantMessage, Message, StopReason, Usage } from '../core/messages.ts';
+import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
+import type { Content, ToolResultMessage, ToolSchema } from '../core/tool.ts';
 import {
   argumentsAsObject,
   assistantMessage,

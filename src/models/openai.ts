@@ -4,9 +4,9 @@
  * stays an optional peer dependency.
  */
 import OpenAI, { APIConnectionError, APIError } from 'openai';
-import type { AssistantMessage, Message, UserMessage, Usage } from '../messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../model.ts';
-import type { Content, ToolResultMessage, ToolSchema } from '../tool.ts';
+import type { AssistantMessage, Message, UserMessage, Usage } from '../core/messages.ts';
+import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
+import type { Content, ToolResultMessage, ToolSchema } from '../core/tool.ts';
 import {
   argumentsAsJson,
   assistantMessage,

@@ -3,10 +3,10 @@
  * of turns, streaming text and tool-call arguments in small deltas the way a
  * real model does, and honours the request's abort signal between deltas.
  */
-import { errorMessage } from '../errors.ts';
-import type { AssistantMessage, StopReason, ToolCallContent } from '../messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../model.ts';
-import type { TextContent } from '../tool.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { AssistantMessage, StopReason, ToolCallContent } from '../core/messages.ts';
+import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
+import type { TextContent } from '../core/tool.ts';
 import { parseToolArguments } from './shared.ts';
 
 export interface ScriptedToolCall {

@@ -3,9 +3,9 @@
  * SDK: each adapter is its own entry point so its SDK stays an optional peer
  * dependency.
  */
-import type { AssistantMessage, StopReason, ToolCallContent, Usage } from '../messages.ts';
-import type { ModelRequest, ModelStreamEvent } from '../model.ts';
-import type { Content, ImageContent, TextContent } from '../tool.ts';
+import type { AssistantMessage, StopReason, ToolCallContent, Usage } from '../core/messages.ts';
+import type { ModelRequest, ModelStreamEvent } from '../core/model.ts';
+import type { Content, ImageContent, TextContent } from '../core/tool.ts';
 
 /** Used as the API key for local servers, which ignore it but whose SDK clients insist on one. */
 export const PLACEHOLDER_API_KEY = 'not-needed';

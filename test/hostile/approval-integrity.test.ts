@@ -9,7 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { Agent, defineTool, scriptedModel, type AgentSnapshot, type Message } from '../../src/index.ts';
-import { textOf } from '../../src/messages.ts';
+import { textOf } from '../../src/core/messages.ts';
 import { fixture, useExecutors } from '../support/executors.ts';
 
 const createExecutor = useExecutors();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { checkToolInfo } from '../../src/tool-info.ts';
+import { checkToolInfo } from '../../src/tools/tool-info.ts';
 import { call, fixture, textOf, useExecutors } from '../support/executors.ts';
 
 /**

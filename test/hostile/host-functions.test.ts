@@ -4,7 +4,7 @@
  * set and construct are gone, and inherited names name nothing.
  */
 import { expect, test } from 'vitest';
-import { HostFunctionTable } from '../../src/pool/host-functions.ts';
+import { HostFunctionTable } from '../../src/isolation/worker/host-functions.ts';
 import { MessageChannel } from 'node:worker_threads';
 import { textOf } from '../support/executors.ts';
 import { attackSuite, brokeProtocol, succeeded } from './harness.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { Message } from '../../src/messages.ts';
-import type { ModelRequest, ModelStreamEvent } from '../../src/model.ts';
+import type { Message } from '../../src/core/messages.ts';
+import type { ModelRequest, ModelStreamEvent } from '../../src/core/model.ts';
 import { scriptedModel, type ScriptStep } from '../../src/models/scripted.ts';
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { createExecutor, type Executor, type ExecutorOptions, type ToolEvent } from '../../src/index.ts';
-import type { ToolCall, ToolResultMessage } from '../../src/tool.ts';
+import type { ToolCall, ToolResultMessage } from '../../src/core/tool.ts';
 
 export const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 export const exampleTool = (name: string) => fileURLToPath(new URL(`../../tools/${name}`, import.meta.url));

@@ -3,7 +3,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { McpStdioServer } from '../../src/mcp-client/types.ts';
+import type { McpStdioServer } from '../../src/core/mcp-config.ts';
 import { buildServer } from '../fixtures/mcp/tools.mjs';
 
 export const MCP_FIXTURES = fileURLToPath(new URL('../fixtures/mcp', import.meta.url));

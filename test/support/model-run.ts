@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { AssistantMessage } from '../../src/messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../../src/model.ts';
+import type { AssistantMessage } from '../../src/core/messages.ts';
+import type { Model, ModelRequest, ModelStreamEvent } from '../../src/core/model.ts';
 
 /** A one-message request, with any field overridden. */
 export function request(overrides: Partial<ModelRequest> = {}): ModelRequest {

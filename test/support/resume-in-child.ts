@@ -6,7 +6,7 @@
  */
 import { text } from 'node:stream/consumers';
 import { Agent, createExecutor, scriptedModel, type AgentEvent } from '../../src/index.ts';
-import { textOf } from '../../src/messages.ts';
+import { textOf } from '../../src/core/messages.ts';
 import { fixture } from './executors.ts';
 
 const snapshot = JSON.parse(await text(process.stdin));

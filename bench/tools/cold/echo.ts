@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineTool } from '../../../src/tool.ts';
+import { defineTool } from '../../../src/core/tool.ts';
 
 export default defineTool({
   name: 'echo',

@@ -1,6 +1,6 @@
 import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai';
 import type { ApprovalOptions, Executor, Listener, ToolCall, ToolEvent, ToolResult, ToolSchema } from '../../index.ts';
-import { AdapterErrors } from '../../errors.ts';
+import { AdapterErrors } from '../../core/errors.ts';
 import { ApprovedCalls } from './approved-calls.ts';
 import { toModelOutput } from './model-output.ts';
 import { ToolpoolToolError } from './tool-error.ts';

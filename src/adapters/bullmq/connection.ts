@@ -1,6 +1,6 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
-import { RemoteErrors, errorMessage } from '../../errors.ts';
+import { RemoteErrors, errorMessage } from '../../core/errors.ts';
 
 /** Where Redis is: a `redis://` / `rediss://` URL, or its parts. */
 export type Connection = string | RedisAddress;

@@ -1,8 +1,8 @@
-import { RemoteErrors, ToolErrors, truncate } from '../../errors.ts';
-import { checkReceivedOutcome, checkUsage } from '../../isolation/child-messages.ts';
-import { checkPayload } from '../../pool/payload.ts';
-import { MIN_MEMORY_MB } from '../../limits.ts';
-import type { RemoteOutcome } from '../../remote.ts';
+import { RemoteErrors, ToolErrors, truncate } from '../../core/errors.ts';
+import { checkReceivedOutcome, checkUsage } from '../../isolation/process/child-messages.ts';
+import { checkPayload } from '../../isolation/worker/payload.ts';
+import { MIN_MEMORY_MB } from '../../core/limits.ts';
+import type { RemoteOutcome } from '../../core/remote.ts';
 import type { Isolation, ToolLimits, ToolResult } from '../../index.ts';
 
 // What host and worker machines say to each other through BullMQ: a job's

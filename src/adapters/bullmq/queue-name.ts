@@ -1,4 +1,4 @@
-import { RemoteErrors } from '../../errors.ts';
+import { RemoteErrors } from '../../core/errors.ts';
 
 /** A BullMQ queue name: BullMQ refuses ':' (its key separator); toolpool's own keys embed it too, so it is bounded. */
 export function checkQueueName(fn: string, queue: unknown): string {

@@ -1,6 +1,6 @@
-import { RemoteErrors, ToolErrors, errorMessage } from '../../errors.ts';
+import { RemoteErrors, ToolErrors, errorMessage } from '../../core/errors.ts';
 import { isWeakerIsolation } from '../../isolation/strength.ts';
-import type { RemoteOutcome } from '../../remote.ts';
+import type { RemoteOutcome } from '../../core/remote.ts';
 import type { Executor, ToolEndEvent, ToolEvent } from '../../index.ts';
 import type { CallData } from './protocol.ts';
 import type { UpdateRelay } from './update-relay.ts';

@@ -1,6 +1,6 @@
-import { RemoteErrors, ToolErrors, errorMessage } from '../../errors.ts';
-import type { RemoteCall, RemoteOutcome } from '../../remote.ts';
-import { withQueuedBefore } from '../../runner.ts';
+import { RemoteErrors, ToolErrors, errorMessage } from '../../core/errors.ts';
+import type { RemoteCall, RemoteOutcome } from '../../core/remote.ts';
+import { withQueuedBefore } from '../../core/runner.ts';
 import { MAX_HEARTBEAT_MS, PROTOCOL, readAnswer, readProgress, type CallData } from './protocol.ts';
 import type { StreamEvent } from './event-reader.ts';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { RemoteErrors, ToolErrors } from '../../errors.ts';
-import type { RemoteCall, RemoteOutcome, RemoteRunner } from '../../remote.ts';
+import { RemoteErrors, ToolErrors } from '../../core/errors.ts';
+import type { RemoteCall, RemoteOutcome, RemoteRunner } from '../../core/remote.ts';
 import { openClient, redisTarget, type Connection, type LinkedClient } from './connection.ts';
 import { EventReader, type StreamEvent } from './event-reader.ts';
 import { checkQueueName } from './queue-name.ts';

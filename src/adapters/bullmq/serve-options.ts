@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { RemoteErrors } from '../../errors.ts';
+import { RemoteErrors } from '../../core/errors.ts';
 import { redisTarget, type Connection, type RedisTarget } from './connection.ts';
 import { checkQueueName } from './queue-name.ts';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
-import { RemoteErrors } from '../../errors.ts';
+import { RemoteErrors } from '../../core/errors.ts';
 import { CancelListener } from './cancel-listener.ts';
 import { openClient, type LinkedClient } from './connection.ts';
 import { checkServeOptions, type ServeQueueOptions } from './serve-options.ts';

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalOptions, PendingApproval } from '../../index.ts';
-import { AdapterErrors, errorMessage } from '../../errors.ts';
+import { AdapterErrors, errorMessage } from '../../core/errors.ts';
 
 /** Five minutes for a person to answer; a client that never answers must not hold the call forever. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { AdapterErrors, errorMessage } from '../../errors.ts';
+import { AdapterErrors, errorMessage } from '../../core/errors.ts';
 import { createMcpServer } from './server.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 

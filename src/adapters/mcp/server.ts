@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { toolpoolVersion } from '../../version.ts';
+import { toolpoolVersion } from '../../core/version.ts';
 import { callTool } from './call-tool.ts';
 import { listTools } from './tool-list.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';

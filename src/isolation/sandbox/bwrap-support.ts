@@ -1,28 +1,14 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { SandboxErrors } from '../../errors.ts';
+import { SandboxErrors } from '../../core/errors.ts';
+import { findBwrap } from '../common/find-bwrap.ts';
 import { nodeRuntimeFiles } from './node-libraries.ts';
+
+export { findBwrap };
 
 /** How long the probe sandbox may take to start and exit. */
 const PROBE_TIMEOUT_MS = 10_000;
 /** How much of bwrap's complaint goes into the error text. */
 const REASON_CHARS = 300;
-
-/** The bwrap executable on a PATH, or undefined. */
-export function findBwrap(path: string | undefined = process.env.PATH): string | undefined {
-  for (const dir of (path ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'bwrap');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 const probes = new Map<string, Promise<string>>();
 

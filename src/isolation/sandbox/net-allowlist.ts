@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { SandboxErrors } from '../../errors.ts';
+import { SandboxErrors } from '../../core/errors.ts';
 
 /** One `permissions.net` entry: a host (name or loopback address) and a port. */
 export interface NetTarget {

@@ -4,7 +4,7 @@
  * JSON, then the child entry file.
  */
 import { pathToFileURL } from 'node:url';
-import { keepInspectorClosed } from '../inspector-guard.ts';
+import { keepInspectorClosed } from '../common/inspector-guard.ts';
 import type { ForwardRule } from './net-allowlist.ts';
 import { startForwarders } from './net-forwarder.ts';
 import { becomeUser } from './sandbox-user.ts';

@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toRunnableRuntime } from '../../pool/module-compiler.ts';
-import { childSpawnOptions, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../child-launcher.ts';
+import { toRunnableRuntime } from '../worker/module-compiler.ts';
+import { childSpawnOptions, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../process/child-launcher.ts';
 import { bwrapArgs } from './bwrap-args.ts';
 import { needsLowPorts, type NetTarget } from './net-allowlist.ts';
 import { SANDBOX_SOCKET, startNet, type NetPlan } from './net-plan.ts';

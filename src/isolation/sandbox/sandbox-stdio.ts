@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { forwardToolOutput } from '../../pool/tool-output.ts';
+import { forwardToolOutput } from '../worker/tool-output.ts';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
-import type { ModuleTask } from '../../pool/protocol.ts';
-import type { RunJob, RunOutcome } from '../../runner.ts';
-import type { DefinitionView } from '../../tool-view.ts';
-import { ProcessTier, type ProcessTierOptions } from '../process-tier.ts';
-import type { PrepareLimits, ToolTier } from '../../tier.ts';
+import type { ModuleTask } from '../worker/protocol.ts';
+import type { RunJob, RunOutcome } from '../../core/runner.ts';
+import type { DefinitionView } from '../../core/tool-view.ts';
+import { ProcessTier, type ProcessTierOptions } from '../process/process-tier.ts';
+import type { PrepareLimits, ToolTier } from '../../core/tier.ts';
 import { checkSandboxSupport } from './bwrap-support.ts';
 import type { NetTarget } from './net-allowlist.ts';
 import { SandboxLauncher } from './sandbox-launcher.ts';

@@ -1,0 +1,238 @@
+import { realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigErrors, errorMessage } from '../core/errors.ts';
+import { hostForInline, runInline } from '../isolation/inline/inline-runner.ts';
+import type { Domain, TrustDomains } from '../isolation/trust-domains.ts';
+import { hostLimits, resolveLimits, type ResolvedLimits } from '../core/limits.ts';
+import { compileModule as compileRunnable } from '../isolation/worker/module-compiler.ts';
+import type { ModuleEntry } from '../core/options.ts';
+import type { RemoteRunner } from '../core/remote.ts';
+import type { ModuleTask } from '../core/tier.ts';
+import type { ToolRunner } from '../core/runner.ts';
+import { withSyntaxLocation } from '../tools/module-syntax.ts';
+import { checkToolInfo, describeTool, describeView, type ToolInfo } from '../tools/tool-info.ts';
+import type { DefinitionView } from '../core/tool-view.ts';
+import { strongerIsolation } from '../isolation/strength.ts';
+import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
+import { toolModulesIn } from '../tools/tool-folders.ts';
+import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from '../core/tool.ts';
+import { compileArgumentValidator, type ArgumentValidator } from '../tools/validation.ts';
+import { compileDetailsValidator, type DetailsValidator } from '../tools/output-validation.ts';
+import type { RegisteredTool } from '../tools/registered-tool.ts';
+
+export type { RegisteredTool };
+
+export interface RegistryContext {
+  domains: TrustDomains;
+  limits: ToolLimits;
+  /** The host's own limits per tool name, over `limits`. */
+  toolLimits: Readonly<Record<string, ToolLimits>>;
+  host: HostFunctions;
+  isolation: Isolation;
+  /** Where module tools' `execute` runs when not here (toolpool/bullmq's remoteRunner); describe, prepare and needsApproval stay here. */
+  remote?: RemoteRunner;
+}
+
+/**
+ * An entry after the first step: an inline tool, or a module compiled and
+ * ready to import in a worker, with the trust domain it runs in; `folder`
+ * when it was found in a folder.
+ */
+export type LoadedEntry = { inline: Tool } | ModuleFound;
+
+interface ModuleFound {
+  module: ModuleTask;
+  domain: string;
+  /** What the module is (its source and the files it bundles), not where it is: a worker machine checks it against its own copy. */
+  contentHash: string;
+  folder?: string;
+}
+
+/** The keys a module entry may have. */
+const MODULE_ENTRY_KEYS = ['module', 'options', 'trustDomain'];
+
+/**
+ * Step one: find each module and make it importable by a plain worker
+ * (TypeScript is compiled here without running it); a folder stands for
+ * the tool modules in it (see tool-folders.ts). Nothing of a module runs on
+ * this thread.
+ */
+export async function loadEntries(entries: readonly unknown[]): Promise<LoadedEntry[]> {
+  return (await Promise.all(entries.map((entry, index) => loadEntry(entry, index)))).flat();
+}
+
+async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> {
+  if (typeof entry === 'string' || entry instanceof URL) return loadModules(modulePath(entry, index));
+  if (isModuleEntry(entry)) {
+    checkModuleEntry(entry, index);
+    return loadModules(modulePath(entry.module, index), entry.options, entry.trustDomain);
+  }
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return [{ inline: entry as Tool }];
+  throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
+}
+
+/** One module, or each tool module of a folder, with the same factory options; each module is a trust domain of its own. */
+async function loadModules(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry[]> {
+  const found = await stat(path).catch(() => undefined);
+  if (found?.isFile()) return [{ ...(await compileModule(path, options)), domain: domainKey(path, trustDomain) }];
+  if (!found?.isDirectory()) throw new Error(ConfigErrors.moduleNotFound(path));
+  const files = await toolModulesIn(path);
+  if (files.length === 0) throw new Error(ConfigErrors.noToolModulesIn(path));
+  return Promise.all(files.map(async (file) => ({ ...(await compileModule(file, options)), domain: domainKey(file, trustDomain), folder: path })));
+}
+
+/**
+ * Step two: read each definition (module tools inside their trust
+ * domain), check it, compile its schema once, and make names unique.
+ */
+export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
+  const domainFiles = filesByDomain(entries);
+  const registered = await Promise.all(
+    entries.map((entry) =>
+      'inline' in entry ? registerInline(entry.inline, context) : registerFound(entry, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
+    ),
+  );
+  reportSkipped(entries.filter((_, index) => registered[index] === undefined));
+  const byName = new Map<string, RegisteredTool>();
+  for (const tool of registered) {
+    if (tool === undefined) continue;
+    const existing = byName.get(tool.info.name);
+    if (existing) throw new Error(ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
+    byName.set(tool.info.name, tool);
+  }
+  return byName;
+}
+
+async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
+  const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
+  const info = describeTool(tool, where);
+  const host = hostForInline(context.host);
+  return {
+    info,
+    source: where,
+    validate: compileArgumentValidator(info.name, where, info.parameters),
+    ...detailsValidator(info, where),
+    limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
+    runner: {
+      prepare: async (raw) => tool.prepareArguments!(raw),
+      needsApproval: async (args) => (tool.needsApproval as (args: Record<string, unknown>) => unknown)(args),
+      execute: (job) => runInline(tool, job, host),
+    },
+  };
+}
+
+/** The runnable files and sources of each domain's modules: what its workers may read under permissions, and nothing of other domains. */
+function filesByDomain(entries: LoadedEntry[]): Map<string, { files: string[]; sources: string[] }> {
+  const byDomain = new Map<string, { files: string[]; sources: string[] }>();
+  for (const entry of entries) {
+    if (!('module' in entry)) continue;
+    const modules = byDomain.get(entry.domain) ?? { files: [], sources: [] };
+    if (!modules.files.includes(entry.module.module)) modules.files.push(entry.module.module);
+    if (!modules.sources.includes(entry.module.source)) modules.sources.push(entry.module.source);
+    byDomain.set(entry.domain, modules);
+  }
+  return byDomain;
+}
+
+/**
+ * A module found in a folder whose default export is no tool (a helper) is
+ * skipped: `undefined`. Any other failure, there or for a module named
+ * explicitly, fails the executor.
+ */
+async function registerFound(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool | undefined> {
+  try {
+    return await registerModule(entry, context, domain);
+  } catch (error) {
+    if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source)) return undefined;
+    throw error;
+  }
+}
+
+/** Said once per executor, listing them: a helper in a tools folder is normal, but a tool that was meant and is missing should be noticed. */
+function reportSkipped(skipped: LoadedEntry[]): void {
+  const files = skipped.flatMap((entry) => ('module' in entry ? [entry.module.source] : []));
+  if (files.length > 0) process.emitWarning(ConfigErrors.skippedModules(files), 'ToolpoolWarning');
+}
+
+async function registerModule(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
+  let ref = entry.module;
+  const where = `module ${ref.source}`;
+  // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
+  let view: DefinitionView;
+  try {
+    view = await domain.describe(ref, context.isolation);
+  } catch (error) {
+    throw await withSyntaxLocation(ref.source, error);
+  }
+  // What the worker read is untrusted: every field is checked here.
+  const info = checkToolInfo(describeView(view, where), where);
+  // The pool lets this many calls of the tool share a worker.
+  if (info.concurrency !== undefined) ref = { ...ref, concurrency: info.concurrency };
+  const isolation = strongerIsolation(context.isolation, info.isolation);
+  const limits = resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits);
+  const task = ref;
+  const { remote } = context;
+  const moduleHash = entry.contentHash;
+  // With a remote runner only execute leaves this machine; describe, prepare and needsApproval stay in the module's domain here.
+  const execute: ToolRunner['execute'] = remote ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation }) : (job) => domain.execute(job, task, isolation);
+  return {
+    info,
+    source: where,
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined }),
+    ...detailsValidator(info, where, { untrusted: true }),
+    limits,
+    isolation,
+    moduleHash,
+    runner: {
+      prepare: (raw, signal) => domain.prepare(task, isolation, raw, limits, signal),
+      needsApproval: (args) => domain.needsApproval(task, isolation, args, limits),
+      execute: isolation === 'sandbox' ? (job) => execute(job).then(withSandboxNetHint) : execute,
+    },
+  };
+}
+
+function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: boolean } = {}): { checkDetails?: DetailsValidator } {
+  return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
+}
+
+async function compileModule(path: string, options?: unknown): Promise<{ module: ModuleTask; contentHash: string }> {
+  try {
+    const compiled = await compileRunnable(path);
+    return { module: { module: compiled.file, source: path, ...(options !== undefined ? { options } : {}) }, contentHash: compiled.contentHash };
+  } catch (error) {
+    throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
+  }
+}
+
+/**
+ * The trust domain of a module: its own, keyed by its real path (a factory
+ * module with different options is one module), unless the host put it in
+ * a named one.
+ */
+function domainKey(path: string, trustDomain: string | undefined): string {
+  return trustDomain !== undefined ? `shared:${trustDomain}` : `module:${realpathSync(path)}`;
+}
+
+function checkModuleEntry(entry: ModuleEntry, index: number): void {
+  const unknown = Object.keys(entry).find((key) => !MODULE_ENTRY_KEYS.includes(key));
+  if (unknown !== undefined) throw new TypeError(ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS));
+  const { trustDomain } = entry;
+  if (trustDomain !== undefined && (typeof trustDomain !== 'string' || trustDomain.length === 0 || trustDomain.length > 200)) {
+    throw new TypeError(ConfigErrors.badTrustDomain(index, trustDomain));
+  }
+}
+
+function isModuleEntry(entry: unknown): entry is ModuleEntry {
+  return typeof entry === 'object' && entry !== null && 'module' in entry && !isTool(entry);
+}
+
+function modulePath(entry: string | URL, index: number): string {
+  if (entry instanceof URL || entry.startsWith('file:')) {
+    const url = new URL(entry);
+    if (url.protocol !== 'file:') throw new Error(ConfigErrors.badToolEntry(index, `a ${url.protocol} URL`));
+    return fileURLToPath(url);
+  }
+  return resolve(entry);
+}

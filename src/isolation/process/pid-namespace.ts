@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import { findBwrap } from '../common/find-bwrap.ts';
+
+/** How long the probe may take. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+const isRoot = () => process.geteuid?.() === 0;
+
+/**
+ * The bwrap command line that runs `command` in a PID namespace of its own
+ * and nothing else: the whole file system as it is (`--dev-bind / /`), a
+ * /proc that shows only the namespace's processes, a session of its own,
+ * and death with the host. bwrap is PID 1 inside, so the command's
+ * `process.ppid` is bwrap (which ignores what it is sent) and the host's
+ * PIDs do not exist. Run by root it keeps root's file rights, as the
+ * process tier always did, but no capability; run by another user it needs
+ * a user namespace, which gets no capabilities and may not nest.
+ */
+export function pidNamespaceArgs(command: readonly string[]): string[] {
+  // Root keeps root's file rights but no capability: with CAP_SYS_ADMIN it could unmount this /proc and reach the host's
+  // processes again (their memory, their environment). bwrap also sets no_new_privs, so no exec gives them back.
+  const userNamespace = isRoot() ? ['--cap-drop', 'ALL'] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
+  return [...userNamespace, '--dev-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--new-session', '--', ...command];
+}
+
+let probe: Promise<string | undefined> | undefined;
+
+/**
+ * The bwrap that can start a PID namespace here, or undefined: no bwrap on
+ * PATH, or a kernel that refuses (no user namespaces for this user). Tried
+ * once per process, with a throwaway `true`.
+ */
+export function pidNamespaceSupport(): Promise<string | undefined> {
+  probe ??= tryBwrap();
+  return probe;
+}
+
+async function tryBwrap(): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  const bwrap = findBwrap();
+  if (!bwrap) return undefined;
+  const works = await new Promise<boolean>((resolve) => {
+    const child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), { env: {}, stdio: 'ignore', timeout: PROBE_TIMEOUT_MS });
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => resolve(code === 0));
+  });
+  return works ? bwrap : undefined;
+}

@@ -1,0 +1,513 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ToolErrors, errorMessage } from '../../core/errors.ts';
+import { toRunnableRuntime } from '../worker/module-compiler.ts';
+import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
+import { checkPayload } from '../worker/payload.ts';
+import { toolKeyOf } from '../worker/pool-call.ts';
+import { forwardToolOutput } from '../worker/tool-output.ts';
+import type { ThreadBudget } from '../worker/thread-budget.ts';
+import { HOST_READS_CPU, heapBoundBytes } from '../worker/usage-reading.ts';
+import { withQueuedBefore, type RunJob, type RunOutcome, type RunUsage } from '../../core/runner.ts';
+import type { ModuleTask, PrepareLimits } from '../../core/tier.ts';
+import type { DefinitionView } from '../../core/tool-view.ts';
+import type { HostFunctions } from '../../core/tool.ts';
+import { FROM_HOST_FD, TO_HOST_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
+import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
+import { ChildSlots } from './child-slots.ts';
+import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
+import { encodeFrame, FrameReader } from './frame-channel.ts';
+import { inheritableFds } from './inherited-fds.ts';
+import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
+import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
+
+export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
+  hostFunctions: HostFunctions;
+  /** How the child is started (default: `processLauncher`, prlimit + node in a PID namespace; the sandbox tier wraps it in bwrap). */
+  launcher?: ChildLauncher;
+  /** Flags of the child's own Node process, before its entry file: its permission flags. */
+  childFlags?: string[];
+  /** Load child-worker-guard first in the child (with permissions: no unrestricted worker even from its main thread). */
+  guardWorkers?: boolean;
+  /** What the child must read and write besides Node itself; see `ChildSpec`. */
+  readPaths?: string[];
+  writePaths?: string[];
+  net?: boolean | readonly string[];
+  /** The child's working folder (default: the host's). */
+  cwd?: string;
+  /** The cap on threads this tier shares with the other trust domains (see ThreadBudget). */
+  budget?: ThreadBudget;
+}
+
+const CLOSE_GRACE_MS = 2_000;
+const STDERR_TAIL_CHARS = 4_096;
+/** How V8 and Node say that the data cap was reached, when they abort instead of throwing. */
+const OUT_OF_MEMORY = /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
+/** How long a child may take to start and answer its init. */
+const START_DEADLINE_MS = 20_000;
+/** Added to every request's own bound before the host gives up on the child. */
+const DEADLINE_MARGIN_MS = 5_000;
+/** The child's cap on open descriptors: plenty for a tool, few enough that a leak is found long before the host's own limit. */
+export const CHILD_MAX_OPEN_FILES = 4_096;
+/** The largest frame a child may send when no call allows more: tool definitions (a 256 KiB schema, a 64 KiB text) fit. */
+const BASE_FRAME_BYTES = 1 << 20;
+/** Room for the message around a payload of maxResultBytes. */
+const FRAME_MARGIN_BYTES = 64 * 1024;
+
+/** A request in flight: the replies it accepts, and the host-side deadline after which the child is killed. */
+type Pending = {
+  accepts: ReadonlySet<ChildToHost['type']>;
+  resolve: (message: ChildToHost) => void;
+  onUpdate?: RunJob['onUpdate'];
+  maxUpdateBytes?: number;
+  deadline: NodeJS.Timeout;
+};
+
+type Expect = {
+  accepts: ChildToHost['type'][];
+  what: string;
+  deadlineMs: number;
+  onUpdate?: RunJob['onUpdate'];
+  maxUpdateBytes?: number;
+  /** Told when the request went to the child (after the child started). */
+  onSent?: () => void;
+};
+
+/** A started child: the process and the host's ends of its framed channel (see FROM_HOST_FD). */
+interface Child {
+  process: ChildProcess;
+  toChild: Socket;
+  fromChild: Socket;
+  /** The launch reports a signal death as exit code 128 + N. */
+  signalsAsExitCodes: boolean;
+  /** The child said it holds too many open descriptors: it is replaced once its requests are answered. */
+  exhausted?: number;
+}
+
+/**
+ * One child process of the process tier (respawned after it dies) and the
+ * requests in flight in it. Everything the child sends is untrusted: frames
+ * are bounded before they are buffered, every message is checked and must
+ * answer an open request of the right kind, and anything else kills the
+ * child (its calls get an error saying so; the next request starts a new one).
+ */
+export class ToolProcess {
+  #starting: Promise<Child> | undefined;
+  #child: Child | undefined;
+  readonly #pending = new Map<number, Pending>();
+  readonly #hostFunctions: HostFunctionTable;
+  readonly #hostCalls = new WeakMap<Child, HostCallGate>();
+  readonly #slots: ChildSlots;
+  #nextId = 1;
+  #closing = false;
+  /** The end of the current child's stderr: V8 prints why it aborted there. */
+  #stderrTail = '';
+
+  constructor(
+    private readonly options: ProcessTierOptions,
+    private readonly maxMemoryMb: number,
+  ) {
+    this.#hostFunctions = new HostFunctionTable(options.hostFunctions);
+    this.#slots = new ChildSlots(options.budget);
+  }
+
+  async describe(ref: ModuleTask): Promise<DefinitionView> {
+    const id = this.#nextId++;
+    const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
+    if (reply.type === 'described') return reply.view;
+    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+  }
+
+  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
+    const id = this.#nextId++;
+    const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
+    if (reply.type === 'prepared') return reply.args;
+    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+  }
+
+  async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+    const id = this.#nextId++;
+    const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
+    const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits }, { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs });
+    if (reply.type === 'approvalAnswered') return reply.answer;
+    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+  }
+
+  async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
+    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    const handedAt = performance.now();
+    let leave: () => void;
+    try {
+      // A worker of the child is a thread like any other: the call waits for the executor's thread budget.
+      leave = await this.#slots.enter(toolKeyOf(ref), ref.concurrency ?? 1, job.signal);
+    } catch {
+      return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    }
+    try {
+      return await this.#execute(job, ref, handedAt);
+    } finally {
+      leave();
+    }
+  }
+
+  async #execute(job: RunJob, ref: ModuleTask, handedAt: number): Promise<RunOutcome> {
+    let sentAt = handedAt;
+    const id = this.#nextId++;
+    // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
+    const onAbort = () => {
+      this.#send({ type: 'abort', id });
+      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
+    };
+    job.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const { callId, args, limits } = job;
+      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
+      const onSent = () => (sentAt = performance.now());
+      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits, measureUsage: job.measureUsage !== false }, expect);
+      if (reply.type === 'failed') return { ok: false, error: reply.error };
+      if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
+      // The child timed the call from when it got it; waiting here for the child to start was queue time too.
+      const outcome = withQueuedBefore(boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb), sentAt - handedAt);
+      return withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb);
+    } finally {
+      job.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    const child = await this.#starting?.catch(() => undefined);
+    if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.process.once('exit', resolve));
+    this.#send({ type: 'close' });
+    const timer = setTimeout(() => killGroup(child.process), CLOSE_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+    killGroup(child.process); // whatever the child left running in its session goes too
+  }
+
+  async #request(request: HostToChild & { id: number }, expect: Expect): Promise<ChildToHost> {
+    const { id } = request;
+    if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
+    const reply = new Promise<ChildToHost>((resolve) => {
+      const deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id), expect.deadlineMs);
+      const { onUpdate, maxUpdateBytes } = expect;
+      this.#pending.set(id, { accepts: new Set([...expect.accepts, 'failed']), resolve, deadline, ...(onUpdate ? { onUpdate } : {}), ...(maxUpdateBytes ? { maxUpdateBytes } : {}) });
+    });
+    try {
+      const child = await this.#started();
+      this.#refWhileBusy(child);
+      write(child, request);
+      expect.onSent?.();
+    } catch (error) {
+      this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
+    }
+    return reply;
+  }
+
+  #settle(id: number, message: ChildToHost): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    clearTimeout(pending.deadline);
+    this.#pending.delete(id);
+    const child = this.#child;
+    if (child?.exhausted !== undefined && this.#pending.size === 0) this.#kill(ToolErrors.processExhausted(child.exhausted));
+    else if (child) this.#refWhileBusy(child);
+    pending.resolve(message);
+  }
+
+  #shortenDeadline(id: number, ms: number, what: string): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    clearTimeout(pending.deadline);
+    pending.deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(what, ms), id), ms);
+  }
+
+  /**
+   * Kills the child for a reason of the host's (a missed deadline, a broken
+   * protocol): the call that showed it gets `error`, the others running in
+   * the same child an error saying why it was killed; the next call starts
+   * a fresh child.
+   */
+  #kill(error: string, culprit?: number, others = ToolErrors.processKilledForOther(`another request made it stop: ${error}`)): void {
+    if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error });
+    const child = this.#child;
+    if (!child) return;
+    this.#retire(child, culprit === undefined ? error : others);
+    killGroup(child.process);
+  }
+
+  /** Forgets the current child at once (the next request starts a new one) and fails what was running in it. */
+  #retire(child: Child, error: string): void {
+    if (this.#child !== child) return; // an older child; its requests were already failed
+    this.#starting = undefined;
+    this.#child = undefined;
+    closeChannel(child);
+    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
+  }
+
+  #send(message: HostToChild): void {
+    void this.#starting?.then((child) => write(child, message)).catch(() => undefined);
+  }
+
+  #started(): Promise<Child> {
+    // A child that holds too many descriptors takes no new request; the calls still in it end with it.
+    if (this.#child?.exhausted !== undefined) this.#kill(ToolErrors.processExhausted(this.#child.exhausted));
+    if (this.#starting) return this.#starting;
+    const starting: Promise<Child> = this.#spawn().catch((error: unknown) => {
+      // Only this start is forgotten: a child killed while starting may already have a successor.
+      if (this.#starting === starting) this.#starting = undefined;
+      throw error;
+    });
+    this.#starting = starting;
+    return starting;
+  }
+
+  async #spawn(): Promise<Child> {
+    const launcher = this.options.launcher ?? processLauncher;
+    const launch = await launcher.launch(await this.#spec());
+    const process = spawn(launch.command, launch.args, launch.options);
+    const toChild = process.stdio[FROM_HOST_FD] as Socket;
+    const fromChild = process.stdio[TO_HOST_FD] as Socket;
+    toChild.on('error', () => undefined); // a child that closed its stdin is gone or going: its exit says why
+    const child: Child = { process, toChild, fromChild, signalsAsExitCodes: launch.signalsAsExitCodes === true };
+    this.#child = child;
+    this.#stderrTail = '';
+    // Everything the child prints is a tool's (or about one): to this process's stderr, marked, never to its stdout.
+    for (const output of [process.stdout, process.stderr]) if (output) forwardToolOutput(output);
+    process.stderr?.on('data', (chunk: string) => {
+      this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+    });
+    const firstMessage = this.#listen(child);
+    process.on('exit', (code, signal) => this.#onExit(child, code, signal));
+    process.once('exit', () => launch.cleanup?.());
+    process.on('error', () => undefined); // a failed spawn also emits 'exit'
+    write(child, { type: 'init', init: await this.#init() });
+    await this.#ready(child, firstMessage);
+    return child;
+  }
+
+  /**
+   * Reads the child's frames, bounded by what the calls in flight may send;
+   * resolves with the first message (which must be `ready`), and routes the
+   * rest. Junk, an oversized frame or a broken message kills the child.
+   */
+  #listen(child: Child): Promise<unknown> {
+    let first: ((message: unknown) => void) | undefined;
+    const firstMessage = new Promise<unknown>((resolve) => (first = resolve));
+    const reader = new FrameReader(
+      () => Math.max(BASE_FRAME_BYTES, this.#largestRunningResultBytes()) + FRAME_MARGIN_BYTES,
+      (message) => {
+        if (first) {
+          const resolve = first;
+          first = undefined;
+          return resolve(message);
+        }
+        this.#onMessage(message, child);
+      },
+      (problem) => {
+        if (first) first({ type: 'broken', problem });
+        else if (child === this.#child) this.#kill(ToolErrors.processBrokeProtocol(`it sent ${problem}`));
+        closeChannel(child);
+      },
+    );
+    child.fromChild.on('data', (chunk: Buffer) => reader.push(chunk));
+    child.fromChild.on('error', () => undefined); // the child's exit says what happened
+    return firstMessage;
+  }
+
+  async #ready(child: Child, firstMessage: Promise<unknown>): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        killGroup(child.process);
+        reject(new Error(`it did not answer within ${START_DEADLINE_MS} ms`));
+      }, START_DEADLINE_MS);
+      void firstMessage.then((message) => {
+        clearTimeout(timer);
+        const checked = checkChildMessage(message);
+        if (typeof checked !== 'string' && checked.type === 'ready') return resolve();
+        killGroup(child.process);
+        reject(new Error('its first message was not "ready"'));
+      });
+      child.process.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        const why = OUT_OF_MEMORY.exec(this.#stderrTail)?.[0];
+        reject(new Error(`it exited (${exitName(child, code, signal)}) during start${why ? `: ${why}` : ''}`));
+      });
+    });
+  }
+
+  async #spec(): Promise<ChildSpec> {
+    const entry = await childEntryFile();
+    const { env, childFlags = [], readPaths = [], writePaths = [], net, maxWorkers, guardWorkers, cwd } = this.options;
+    const guard = guardWorkers ? [`--import=${await childModule('child-worker-guard')}`] : [];
+    return {
+      node: process.execPath,
+      nodeArgs: [...childFlags, ...guard, entry],
+      env,
+      memoryCapBytes: childDataCapBytes(await nodeReservation(), maxWorkers, this.maxMemoryMb),
+      maxMemoryMb: this.maxMemoryMb,
+      maxOpenFiles: CHILD_MAX_OPEN_FILES,
+      readPaths: [entry, ...readPaths],
+      writePaths,
+      ...(net !== undefined ? { net } : {}),
+      ...(cwd !== undefined ? { cwd } : {}),
+    };
+  }
+
+  /** What the child is told at start: only the fields of `ChildInit`, never the host functions themselves. */
+  async #init(): Promise<ChildInit> {
+    const { minWorkers, maxWorkers, idleTimeoutMs, env, execArgv, defaultMemoryMb, loadTimeoutMs } = this.options;
+    return {
+      minWorkers,
+      maxWorkers,
+      idleTimeoutMs,
+      env,
+      execArgv,
+      defaultMemoryMb,
+      loadTimeoutMs,
+      hostFunctionNames: this.#hostFunctions.names,
+      codeRangeSizeMb: CHILD_CODE_RANGE_MB,
+      closeFds: inheritableFds(),
+      precompiled: await precompiledForChild(),
+      maxOpenFiles: CHILD_MAX_OPEN_FILES,
+    };
+  }
+
+  /** Everything from the child is checked, and must answer a request of this host that is still open. */
+  #onMessage(raw: unknown, child: Child): void {
+    if (child !== this.#child) return;
+    const message = checkChildMessage(raw);
+    if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
+    if (message.type === 'ready') return;
+    if (message.type === 'host-call') return this.#answerHostCall(message, child);
+    if (message.type === 'exhausted') return void (child.exhausted = message.openFiles);
+    const pending = this.#pending.get(message.id);
+    if (!pending || !pending.accepts.has(message.type)) {
+      return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
+    }
+    if (message.type === 'update') return this.#relayUpdate(message, pending);
+    this.#settle(message.id, message);
+  }
+
+  /** An update is measured again on the host, like a result: one too big (or malformed) ends its call, not the child. */
+  #relayUpdate(message: Extract<ChildToHost, { type: 'update' }>, pending: Pending): void {
+    const problem = checkPayload(message.partial, 'update', pending.maxUpdateBytes ?? 0);
+    if (!problem) return void pending.onUpdate?.(message.partial);
+    this.#send({ type: 'abort', id: message.id });
+    this.#settle(message.id, { type: 'failed', id: message.id, error: problem });
+  }
+
+  /**
+   * Host calls from the child go through the same table and gate as a
+   * worker's: only listed functions, arguments no larger than the largest
+   * maxResultBytes of the calls running there, at most 64 at once.
+   */
+  #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: Child): void {
+    let gate = this.#hostCalls.get(child);
+    if (!gate) {
+      const reply = (answer: HostCallReply) => write(child, { type: 'host-reply', ...answer });
+      this.#hostCalls.set(child, (gate = new HostCallGate(this.#hostFunctions, reply)));
+    }
+    gate.submit(message, this.#largestRunningResultBytes(), () => child === this.#child && this.#pending.size > 0);
+  }
+
+  /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
+  #largestRunningResultBytes(): number {
+    let largest = 0;
+    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) largest = Math.max(largest, pending.maxUpdateBytes ?? 0);
+    return largest;
+  }
+
+  /** Every request still in the dead child gets an error result; the next request starts a new child. */
+  #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    killGroup(child.process); // what the child left running in its session
+    const died = exitSignal(child, code, signal);
+    const error = this.#closing
+      ? ToolErrors.poolClosed()
+      : OUT_OF_MEMORY.test(this.#stderrTail)
+        ? ToolErrors.memoryLimit(this.maxMemoryMb)
+        : ToolErrors.processDied(died.signal, died.code);
+    this.#retire(child, error);
+  }
+
+  /** The channel keeps the host alive only while calls are in flight. */
+  #refWhileBusy(child: Child): void {
+    if (this.#pending.size > 0) {
+      child.process.ref();
+      child.toChild.ref();
+      child.fromChild.ref();
+    } else {
+      child.process.unref();
+      child.toChild.unref();
+      child.fromChild.unref();
+    }
+  }
+}
+
+function write(child: Child, message: HostToChild): void {
+  if (child.toChild.destroyed) return;
+  for (const part of encodeFrame(message)) child.toChild.write(part);
+}
+
+function closeChannel(child: Child): void {
+  child.toChild.destroy();
+  child.fromChild.destroy();
+}
+
+/** A launcher that reports signal deaths as 128 + N (bwrap) gets its signal named again. */
+function exitSignal(child: Child, code: number | null, signal: NodeJS.Signals | null): ExitStatus {
+  return exitStatus(code, signal, child.signalsAsExitCodes);
+}
+
+function exitName(child: Child, code: number | null, signal: NodeJS.Signals | null): string {
+  const died = exitSignal(child, code, signal);
+  return String(died.signal ?? died.code);
+}
+
+/**
+ * The child's figures, bounded by what the host measured: no more running
+ * time or CPU than the wall time the host waited for the answer, a heap
+ * within the worker's limit, and no cpuMs where the line cannot read one
+ * (the child runs the same Node: a figure there was made up).
+ */
+function boundedUsage(outcome: RunOutcome, wallMs: number, maxMemoryMb: number): RunOutcome {
+  const { usage } = outcome;
+  if (!usage) return outcome;
+  const runningMs = Math.min(usage.runningMs, wallMs);
+  const bounded: RunUsage = { queuedMs: Math.min(usage.queuedMs, wallMs - runningMs), runningMs };
+  if (HOST_READS_CPU && usage.cpuMs !== undefined) bounded.cpuMs = Math.min(usage.cpuMs, runningMs);
+  if (usage.heapUsedBytes !== undefined && usage.heapUsedBytes <= heapBoundBytes(maxMemoryMb)) bounded.heapUsedBytes = usage.heapUsedBytes;
+  return { ...outcome, usage: bounded };
+}
+
+/** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
+function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
+  if (!outcome.ok && (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))) {
+    return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb));
+  }
+  return outcome;
+}
+
+/** The worker entry, compiled here when toolpool runs from TypeScript sources (the child may not start esbuild). */
+async function precompiledForChild(): Promise<Record<string, string>> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  if (extension !== '.ts') return {};
+  const workerEntry = fileURLToPath(new URL(`../worker/runtime/tool-worker${extension}`, import.meta.url));
+  return { [workerEntry]: await toRunnableRuntime(workerEntry) };
+}
+
+function childEntryFile(): Promise<string> {
+  return childModule('process-child');
+}
+
+/** A module of this folder as a file the child can load (compiled into the cache when running from sources). */
+async function childModule(name: string): Promise<string> {
+  const extension = extname(fileURLToPath(import.meta.url));
+  return toRunnableRuntime(fileURLToPath(new URL(`./${name}${extension}`, import.meta.url)));
+}

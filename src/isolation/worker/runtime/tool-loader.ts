@@ -1,0 +1,62 @@
+import { pathToFileURL } from 'node:url';
+import { ConfigErrors, errorMessage } from '../../../core/errors.ts';
+import { definitionView, type DefinitionView } from '../../../core/tool-view.ts';
+import type { ModuleTask } from '../protocol.ts';
+import type { Tool } from '../../../core/tool.ts';
+
+const loading = new Map<string, Promise<Tool>>();
+/** Tools already imported, for a synchronous lookup on the hot path. */
+const loaded = new Map<string, Tool>();
+
+/** A tool already imported, by its `toolKey`. */
+export function loadedToolByKey(key: string): Tool | undefined {
+  return loaded.get(key);
+}
+
+/** Which tool a task is of: its module, and its factory options when it has them (the host keys tools the same way). */
+export function toolKey({ module, options }: ModuleTask): string {
+  return keyOf(module, options);
+}
+
+function keyOf(module: string, options: unknown): string {
+  return options === undefined ? module : `${module}\0${JSON.stringify(options)}`;
+}
+
+/**
+ * Imports a tool module once per worker and returns its default export.
+ * `module` is the runnable file (compiled when the source was TypeScript);
+ * messages name the source the user wrote.
+ */
+export function loadTool({ module, source, options }: ModuleTask): Promise<Tool> {
+  const key = keyOf(module, options);
+  let tool = loading.get(key);
+  if (!tool) {
+    tool = importTool(module, source, options);
+    loading.set(key, tool);
+    tool.then((value) => loaded.set(key, value), () => undefined);
+  }
+  return tool;
+}
+
+async function importTool(module: string, source: string, options: unknown): Promise<Tool> {
+  let namespace: { default?: unknown };
+  try {
+    namespace = (await import(pathToFileURL(module).href)) as { default?: unknown };
+  } catch (error) {
+    throw new Error(ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
+  }
+  let tool = namespace.default;
+  if (typeof tool === 'function') {
+    try {
+      tool = await (tool as (options: unknown) => unknown)(options);
+    } catch (error) {
+      throw new Error(ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`));
+    }
+  }
+  if (typeof tool !== 'object' || tool === null) throw new Error(ConfigErrors.noDefaultTool(source));
+  return tool as Tool;
+}
+
+export async function describeModule(task: ModuleTask): Promise<DefinitionView> {
+  return definitionView(await loadTool(task), `module ${task.source}`);
+}
