@@ -11,15 +11,15 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { processLauncher, type ChildLauncher } from '../../src/isolation/child-launcher.ts';
-import { nodeReservation } from '../../src/isolation/node-reservation.ts';
-import { permissionSupport } from '../../src/isolation/permissions.ts';
-import { pidNamespaceSupport } from '../../src/isolation/pid-namespace.ts';
-import { ProcessTier, type ProcessTierOptions } from '../../src/isolation/process-tier.ts';
+import { processLauncher, type ChildLauncher } from '../../src/isolation/process/child-launcher.ts';
+import { nodeReservation } from '../../src/isolation/process/node-reservation.ts';
+import { permissionSupport } from '../../src/isolation/common/permissions.ts';
+import { pidNamespaceSupport } from '../../src/isolation/process/pid-namespace.ts';
+import { ProcessTier, type ProcessTierOptions } from '../../src/isolation/process/process-tier.ts';
 import { Tiers } from '../../src/isolation/tiers.ts';
-import { DEFAULT_LIMITS } from '../../src/limits.ts';
-import { toRunnableModule } from '../../src/pool/module-compiler.ts';
-import type { RunOutcome } from '../../src/runner.ts';
+import { DEFAULT_LIMITS } from '../../src/core/limits.ts';
+import { toRunnableModule } from '../../src/isolation/worker/module-compiler.ts';
+import type { RunOutcome } from '../../src/core/runner.ts';
 import { createExecutor as create } from '../../src/index.ts';
 import { call, fixture, textOf, useExecutors } from '../support/executors.ts';
 import { childPids, eventually } from '../support/leaks.ts';
@@ -121,8 +121,14 @@ describe('process tier: a hostile child main thread', () => {
   test('a flood of slow host calls from the child runs at most 64 at once and refuses what does not fit the queue', async () => {
     let running = 0;
     let peak = 0;
+    // The first calls hold their slots for 5 s: the child sends its 6,000 calls in one loop, so all of them have
+    // arrived by then however loaded the machine is, and what does not fit (64 running + 4,096 queued) is refused.
+    // (With a short hold, a slow machine spread the arrivals out and the queue drained as fast as it filled.)
+    let gate: Promise<unknown> | undefined;
     const echo = async (value: unknown) => {
       peak = Math.max(peak, ++running);
+      gate ??= new Promise((resolve) => setTimeout(resolve, 5_000));
+      await gate;
       await new Promise((resolve) => setTimeout(resolve, 20));
       running--;
       return value;
@@ -138,7 +144,7 @@ describe('process tier: a hostile child main thread', () => {
     } finally {
       await tier.close();
     }
-  });
+  }, 60_000);
 
   test('an error text of 5 MB arrives cut to a few KB', async () => {
     const { tier } = tierWithFakeChild('huge-error');
