@@ -134,17 +134,18 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
   });
 
   test("waiting for another module's thread is not a module's time: its prepareArguments does not time out for it", async () => {
-    // One thread for both modules; the probe holds it for 1.5 s. quick_prepare's deadline for reading its module is its
-    // timeoutMs (100) + loadTimeoutMs (400): a deadline that started before the thread was free would end it at 0.5 s.
-    const executor = await createExecutor({ tools: [fixture('probe.ts'), domain('quick-prepare')], workers: { min: 0, max: 1, loadTimeoutMs: 400 } });
-    const holding = executor.executeBatch([call('hold', 'probe', { action: 'sleep', ms: 1_500 })]);
+    // One thread for both modules; the probe holds it for 6 s. quick_prepare's deadline for reading its module is its
+    // timeoutMs (100) + loadTimeoutMs (5,000): a deadline that started before the thread was free would end it at
+    // 5.1 s, while the thread is still held. (The load bound is generous so a slow machine's import never trips it.)
+    const executor = await createExecutor({ tools: [fixture('probe.ts'), domain('quick-prepare')], workers: { min: 0, max: 1, loadTimeoutMs: 5_000 } });
+    const holding = executor.executeBatch([call('hold', 'probe', { action: 'sleep', ms: 6_000 })]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const started = Date.now();
     const waited = await executor.executeBatch([call('q', 'quick_prepare', { n: 1 })]);
     expect(textOf(waited.results[0]!)).toBe('prepared 2');
-    expect(Date.now() - started).toBeGreaterThan(500); // it did wait for the thread
-    expect(textOf((await holding).results[0]!)).toBe('slept 1500');
-  });
+    expect(Date.now() - started).toBeGreaterThan(5_300); // it waited for the thread, past where a deadline started early would end
+    expect(textOf((await holding).results[0]!)).toBe('slept 6000');
+  }, 60_000);
 
   test('an idle module pool is reaped; its next call starts it again', async () => {
     const before = threadCount();
