@@ -1,7 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 
-/** A redis-server of its own (a test file's, a bench case's) on a free 127.0.0.1 port, without persistence. */
+/**
+ * A redis-server of its own (a test file's, a bench case's) on a free 127.0.0.1 port: without persistence, or with
+ * an append-only file (fsync always) in a temp folder, which a restart after SIGKILL loads again.
+ */
 export interface TestRedis {
   port: number;
   url: string;
@@ -11,15 +17,18 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: { appendOnly?: boolean } = {}): Promise<TestRedis> {
   const port = await freePort();
+  const persistence = options.appendOnly
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', mkdtempSync(join(tmpdir(), 'toolpool-redis-'))]
+    : ['--appendonly', 'no'];
   let server: ChildProcess | undefined;
   const redis: TestRedis = {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
       if (server && server.exitCode === null) return;
-      server = spawn('redis-server', ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'], { stdio: 'ignore' });
+      server = spawn('redis-server', ['--save', '', ...persistence, '--port', String(port), '--bind', '127.0.0.1'], { stdio: 'ignore' });
       await answers(port);
     },
     async stop() {

@@ -495,6 +495,9 @@ export const RemoteErrors = {
     `Not run: tool "${boundText(tool, 200)}" must run in the "${wanted}" tier or a stronger one (the host's isolation), and this worker machine runs it ` +
     `${own === undefined ? 'inline, on its main thread' : `in the "${own}" tier`}. Start the worker with --isolation ${wanted} (or stronger).`,
   stopping: () => 'Not run: the worker machine that took it was shutting down.',
+  hostGaveUp: () =>
+    'Not run: the host that sent this call no longer waits for it (it gave up on it, e.g. Redis was unreachable past lostAfterMs, and told its model the call failed).',
+  hostUnknown: (reason: string) => `Not run: could not check with Redis that the host still waits for this call (${boundText(reason, 300)}).`,
   // What a worker machine says about its connection (`toolpool worker` logs it).
   workerLostRedis: (where: string, reason: string) =>
     `Redis at ${where} is unreachable (${boundText(reason, 300)}); reconnecting, calls wait until it is back`,

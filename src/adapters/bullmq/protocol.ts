@@ -28,6 +28,13 @@ export interface CallData {
   moduleHash: string;
   /** How often the worker machine says the call is still running (the host counts it lost after lostAfterMs without a word). */
   heartbeatMs: number;
+  /**
+   * The host's waiting session: the host keeps the key `channels.hostWaiting(queue, hostSession)` alive (expiring
+   * after lostAfterMs) while it waits for its calls, and a worker machine starts a call only while that key exists.
+   * A host that gave up on its calls (Redis away past lostAfterMs) starts a new session, so a job that comes back
+   * with Redis (an append-only file) never runs after its host told the model it failed. Absent from older hosts.
+   */
+  hostSession?: string;
 }
 
 /** A job's return value: the outcome of the call, or the worker machine's reason not to run it. */
@@ -42,6 +49,8 @@ export const channels = {
   cancel: (queue: string) => `toolpool:${queue}:cancel`,
   /** Set by every live worker machine of the queue with a short expiry: while it exists, some machine serves the queue. */
   alive: (queue: string) => `toolpool:${queue}:alive`,
+  /** Kept alive by a host while it waits for the calls it sent in that session (see CallData.hostSession). */
+  hostWaiting: (queue: string, session: string) => `toolpool:${queue}:host:${session}`,
   /** BullMQ's event stream of the queue (its default prefix). */
   events: (queue: string) => `bull:${queue}:events`,
 };
@@ -62,6 +71,7 @@ export function checkCallData(data: unknown): CallData | string {
   if (typeof isolation !== 'string' || !ISOLATIONS.has(isolation)) return 'it names no isolation tier';
   if (!isText(moduleHash, 128)) return 'it has no module hash';
   if (!isPositive(heartbeatMs) || heartbeatMs > MAX_HEARTBEAT_MS) return `its heartbeat interval is not a number of ms up to ${MAX_HEARTBEAT_MS}`;
+  if (data.hostSession !== undefined && !(typeof data.hostSession === 'string' && /^[0-9a-f]{8,64}$/.test(data.hostSession))) return 'its host session is not a hex id';
   return data as unknown as CallData;
 }
 

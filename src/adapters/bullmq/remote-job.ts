@@ -19,6 +19,8 @@ export interface JobContext {
   abandon(jobId: string): void;
   /** Why Redis is unreachable, or undefined while it is connected. */
   redisDown(): string | undefined;
+  /** The host's waiting session now (see CallData.hostSession); ready() has made its key exist. */
+  hostSession(): string;
   readonly where: string;
 }
 
@@ -84,6 +86,7 @@ export class RemoteJob {
       isolation: call.isolation,
       moduleHash: call.moduleHash,
       heartbeatMs: Math.min(MAX_HEARTBEAT_MS, Math.max(50, Math.floor(context.lostAfterMs / 4))),
+      hostSession: context.hostSession(),
     };
     try {
       await context.add(this.jobId, call.tool, data);

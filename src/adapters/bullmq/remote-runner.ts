@@ -54,6 +54,10 @@ class QueueRunner implements RemoteRunner {
   /** The removals and cancels of abandoned jobs on their way to Redis. */
   readonly #cleaning = new Set<Promise<unknown>>();
   #downTimer: NodeJS.Timeout | undefined;
+  /** This host's waiting session (CallData.hostSession), and its key's first SET in that session. */
+  #session = newSession();
+  #sessionKeySet: Promise<boolean> | undefined;
+  readonly #keepWaiting: NodeJS.Timeout;
   #workerCheck: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #context: JobContext;
@@ -73,6 +77,8 @@ class QueueRunner implements RemoteRunner {
       link.redis.on('ready', () => this.#connectionBack());
     }
     this.#context = this.#jobContext(target.where);
+    // The key expires lostAfterMs after its last refresh, so it is gone by the time this host gives up on Redis.
+    this.#keepWaiting = setInterval(() => void this.#refreshSession(), Math.max(20, Math.floor(this.#lostAfterMs / 8))).unref();
   }
 
   execute(call: RemoteCall): Promise<RemoteOutcome> {
@@ -88,6 +94,7 @@ class QueueRunner implements RemoteRunner {
     this.#closed = true;
     clearTimeout(this.#downTimer);
     clearInterval(this.#workerCheck);
+    clearInterval(this.#keepWaiting);
     // Each call ends now; its job is taken off the queue, or stopped where it runs, as far as Redis lets that happen in time.
     for (const job of this.#jobs.values()) job.close();
     await settleWithin(Promise.all([...this.#cleaning, this.#queue.close()]), CLOSE_FLUSH_MS);
@@ -100,7 +107,9 @@ class QueueRunner implements RemoteRunner {
       queue: this.#queueName,
       lostAfterMs: this.#lostAfterMs,
       where,
-      ready: async () => (await this.#command.whenReady(this.#lostAfterMs)) && (await this.#reader.positioned(this.#lostAfterMs)),
+      ready: async () =>
+        (await this.#command.whenReady(this.#lostAfterMs)) && (await this.#reader.positioned(this.#lostAfterMs)) && (await this.#sessionKey()),
+      hostSession: () => this.#session,
       add: async (jobId: string, tool: string, data: CallData) => {
         await this.#queue.add(tool, data, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
       },
@@ -129,6 +138,10 @@ class QueueRunner implements RemoteRunner {
       const reason = this.#redisDown();
       if (reason === undefined) return;
       for (const job of this.#jobs.values()) job.lostRedis(reason);
+      // The calls out were told they failed: their jobs, should Redis come back with them, must not start. A new
+      // session leaves the old key expired for good.
+      this.#session = newSession();
+      this.#sessionKeySet = undefined;
     }, this.#lostAfterMs);
   }
 
@@ -136,7 +149,25 @@ class QueueRunner implements RemoteRunner {
     if (this.#redisDown() !== undefined) return;
     clearTimeout(this.#downTimer);
     this.#downTimer = undefined;
+    void this.#refreshSession();
     this.#cleanUpAbandoned();
+  }
+
+  /** The session key, set once per session before the first job of it is added; false when Redis refused. */
+  #sessionKey(): Promise<boolean> {
+    this.#sessionKeySet ??= this.#refreshSession();
+    return this.#sessionKeySet;
+  }
+
+  async #refreshSession(): Promise<boolean> {
+    if (this.#closed || !this.#command.ready) return false;
+    try {
+      await this.#command.redis.set(channels.hostWaiting(this.#queueName, this.#session), '1', 'PX', this.#lostAfterMs);
+      return true;
+    } catch {
+      this.#sessionKeySet = undefined;
+      return false;
+    }
   }
 
   /** A job this host no longer waits for: off the queue if it still waits there, stopped if it runs. */
@@ -188,4 +219,9 @@ function checkLostAfter(value: unknown): number {
     throw new TypeError(RemoteErrors.badOption('remoteRunner', 'lostAfterMs', 'must be a number of milliseconds >= 100'));
   }
   return value;
+}
+
+/** A waiting session's id: 16 hex digits. */
+function newSession(): string {
+  return randomBytes(8).toString('hex');
 }

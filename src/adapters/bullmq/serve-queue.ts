@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
-import { RemoteErrors } from '../../core/errors.ts';
+import { RemoteErrors, errorMessage } from '../../core/errors.ts';
 import { CancelListener } from './cancel-listener.ts';
 import { openClient, type LinkedClient } from './connection.ts';
 import { checkServeOptions, type ServeQueueOptions } from './serve-options.ts';
-import { PROTOCOL, channels, checkCallData, type CallAnswer } from './protocol.ts';
+import { PROTOCOL, channels, checkCallData, type CallAnswer, type CallData } from './protocol.ts';
 import { refusal, runQueuedCall, type ServedExecutor } from './queued-call.ts';
 import { settleWithin } from './settle-within.ts';
 import { UpdateRelay } from './update-relay.ts';
@@ -101,6 +101,8 @@ class QueueService implements QueueServer {
     if (this.#closing) return refused(RemoteErrors.stopping());
     const refusedWhy = refusal(this.executor, call);
     if (refusedWhy !== undefined) return refused(refusedWhy);
+    const gaveUp = await this.#hostGaveUp(call);
+    if (gaveUp !== undefined) return refused(gaveUp);
     const jobId = job.id!;
     const controller = this.#cancels.track(jobId);
     const relay = new UpdateRelay(job, call.heartbeatMs);
@@ -115,6 +117,17 @@ class QueueService implements QueueServer {
     } finally {
       this.#cancels.untrack(jobId);
       this.#calls.delete(jobId);
+    }
+  }
+
+  /** Why not to start a call whose host may no longer wait for it (see CallData.hostSession); undefined to start it. */
+  async #hostGaveUp(call: CallData): Promise<string | undefined> {
+    if (call.hostSession === undefined) return undefined;
+    try {
+      const waiting = await this.#link.redis.exists(channels.hostWaiting(this.#queueName, call.hostSession));
+      return waiting === 1 ? undefined : RemoteErrors.hostGaveUp();
+    } catch (error) {
+      return RemoteErrors.hostUnknown(errorMessage(error));
     }
   }
 
