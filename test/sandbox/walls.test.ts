@@ -9,7 +9,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lookup } from 'node:dns/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test, vi } from 'vitest';
 import { createExecutor, type Executor, type ExecutorOptions } from '../../src/index.ts';
@@ -215,6 +218,35 @@ describe.skipIf(!sandboxWorks)('terminal escapes in what a tool prints', () => {
     for (const line of lines) {
       expect(line).toBe('[tool] harmless\\x0d\\x1b[2Ktoolpool: host log line\\x1b]52;c;aHVudGVyMg==\\x07\\x1b]0;pwned\\x07\\x9b2K\\u202eevil');
       expect(line).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    }
+  });
+});
+
+/** This machine's own name, when it resolves to one of its own or a private address (as /etc/hosts makes it in most containers). */
+const homeName = hostname().toLowerCase();
+const homeAnswer = await lookup(homeName).then(
+  ({ address }) => address,
+  () => undefined,
+);
+const leadsHome = homeAnswer !== undefined && /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|::1$|f[cd])/.test(homeAnswer) && /^[a-z0-9.-]+$/.test(homeName);
+
+describe.skipIf(!sandboxWorks || !leadsHome)('a listed network name cannot lead home', () => {
+  test(`a listed name that resolves on the host to ${homeAnswer} (this machine's own name) does not reach the host's port`, async () => {
+    const server = createServer((_request, response) => response.end('hello from the host'));
+    await new Promise<void>((resolve) => server.listen(0, resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const executor = await createExecutor({ tools: [fixture('hostile/sandbox-fetch.ts')], isolation: 'sandbox', permissions: { net: [`${homeName}:${port}`] } });
+      try {
+        const { results } = await executor.executeBatch([call('home', 'sandbox_fetch', { target: `http://${homeName}:${port}/` })]);
+        // On the code before: "fetched 200: hello from the host".
+        expect(textOf(results[0]!)).not.toContain('hello from the host');
+        expect(textOf(results[0]!)).toMatch(/^failed: /);
+      } finally {
+        await executor.close();
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
