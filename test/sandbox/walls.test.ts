@@ -8,7 +8,7 @@
  * x86-64 Linux; the cases that need it are skipped elsewhere.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,8 @@ import { checkSandboxSupport } from '../../src/isolation/sandbox/bwrap-support.t
 import { spacePath } from '../../src/isolation/sandbox/fs-write-spaces.ts';
 import { nodeRuntimeFiles } from '../../src/isolation/sandbox/node-libraries.ts';
 import { sandboxFiles } from '../../src/isolation/sandbox/sandbox-files.ts';
-import { SANDBOX_MAX_TASKS } from '../../src/isolation/sandbox/sandbox-launcher.ts';
+import { innerNprocLimit, SANDBOX_MAX_TASKS } from '../../src/isolation/sandbox/sandbox-launcher.ts';
+import { runtimeFilesOf } from '../../src/isolation/sandbox/node-libraries.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
 
 const sandboxWorks = await checkSandboxSupport().then(
@@ -249,4 +250,68 @@ describe.skipIf(!sandboxWorks || !leadsHome)('a listed network name cannot lead 
       await new Promise((resolve) => server.close(resolve));
     }
   });
+});
+
+/** util-linux's setpriv, to run bwrap as a user that is not root (the sandbox then makes a user namespace). */
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+
+describe.skipIf(!nativeRuns || !asRoot || !setpriv || !innerNprocLimit())('a host that is not root: the same command line, run by another uid', () => {
+  test('read-only /, /dev and /proc/sys, still /proc/stat, no keyrings, and a pids limit counted inside its user namespace (300 other processes of that uid do not count)', async () => {
+    const uid = 0x5f00_0000 + (process.pid % 100_000);
+    const folder = mkdtempSync(join(scratch, 'unprivileged-'));
+    chmodSync(folder, 0o755);
+    const binary = join(folder, 'payload');
+    writeFileSync(binary, Buffer.from(payload, 'base64'), { mode: 0o755 });
+    const files = sandboxFiles();
+    const inner = innerNprocLimit()!;
+    const layout = {
+      runtimeFiles: [...(await nodeRuntimeFiles()), ...(await runtimeFilesOf(inner[0]!))],
+      readOnly: [binary],
+      writable: [],
+      generated: [],
+      lowPorts: false,
+      privileged: false,
+      tmpBytes: 16 * 1024 * 1024,
+      workingDirectory: '/',
+      procCounters: files.procCounters,
+      seccompFd: 3,
+    };
+    const script = [
+      "const fs=require('fs'),cp=require('child_process'),r=[];",
+      "for(const p of ['/proc/sys/kernel/domainname','/f','/dev/f','/tmp/f']){try{fs.writeFileSync(p,'x');r.push(p+' ok')}catch(e){r.push(p+' '+e.code)}}",
+      "r.push(fs.readFileSync('/proc/stat','utf8').split('\\n')[0]);",
+      `r.push(cp.execFileSync(${JSON.stringify(binary)},['user-get','x']).toString().trim());`,
+      `r.push(cp.execFileSync(${JSON.stringify(binary)},['forkbomb','400','1']).toString().trim());`,
+      "console.log(JSON.stringify(r))",
+    ].join('');
+    // The host's files this uid must read: the sandbox files are root's 0700 folder, so hand them over as copies it can read.
+    const readable = (path: string) => {
+      const copy = join(folder, path.replace(/\//g, '_'));
+      writeFileSync(copy, readFileSync(path), { mode: 0o644 });
+      return copy;
+    };
+    const opened = { ...layout, procCounters: files.procCounters.map(({ source, target }) => ({ source: readable(source), target })) };
+    // Small processes of the same uid outside the sandbox (the payload's children sleep 60 s; its parent exits at once).
+    spawnSync(setpriv!, [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', binary, 'forkbomb', '300', '60'], { stdio: 'ignore' });
+    const filter = openSync(files.seccomp!, 'r');
+    try {
+      expect(Number(spawnSync('ps', ['-u', String(uid), '--no-headers'], { encoding: 'utf8' }).stdout.trim().split('\n').length)).toBeGreaterThanOrEqual(300);
+      const run = spawnSync(setpriv!, [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', await checkSandboxSupport(), ...bwrapArgs(opened, [...inner, process.execPath, '-e', script])], {
+        stdio: ['ignore', 'pipe', 'pipe', filter],
+        encoding: 'utf8',
+        env: {},
+        timeout: 60_000,
+      });
+      const seen = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '[]') as string[];
+      expect(seen.slice(0, 4)).toEqual(['/proc/sys/kernel/domainname EROFS', '/f EROFS', '/dev/f EROFS', '/tmp/f ok']);
+      expect(seen[4]).toMatch(/^cpu +0 0 0 0/);
+      expect(seen[5]).toBe('refused: search errno 1');
+      const made = Number(/^forked (\d+) errno 11$/.exec(seen[6] ?? '')?.[1]);
+      expect(made).toBeGreaterThan(100);
+      expect(made).toBeLessThan(SANDBOX_MAX_TASKS);
+    } finally {
+      closeSync(filter);
+      spawnSync(setpriv!, [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/kill', '-9', '-1'], { stdio: 'ignore' });
+    }
+  }, 60_000);
 });
