@@ -4,7 +4,7 @@
  * folders, per-tool sandboxing.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -13,6 +13,7 @@ import { ProcessTier } from '../src/isolation/process/process-tier.ts';
 import { Tiers } from '../src/isolation/tiers.ts';
 import { checkSandboxSupport } from '../src/isolation/sandbox/bwrap-support.ts';
 import { SandboxLauncher } from '../src/isolation/sandbox/sandbox-launcher.ts';
+import { spacePath } from '../src/isolation/sandbox/fs-write-spaces.ts';
 import { DEFAULT_LIMITS } from '../src/core/limits.ts';
 import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
 import type { RunOutcome } from '../src/core/runner.ts';
@@ -81,7 +82,7 @@ describe('the sandbox child', () => {
     expect(await run('report')).toBe('Host call hang() cancelled: the tool call ended.');
   });
 
-  test('fsRead is readable, fsWrite writable (and the write lands on the host), nothing else of the host is there', async () => {
+  test("fsRead is readable, fsWrite writable (and the write lands on the host, in the module's own space), nothing else of the host is there", async () => {
     const readable = mkdtempSync(join(scratch, 'read-'));
     const writable = mkdtempSync(join(scratch, 'write-'));
     // Under a root host the sandbox runs as nobody: the folders it is given must let that user in.
@@ -103,7 +104,10 @@ describe('the sandbox child', () => {
     ]);
     expect(textOf(results[0]!)).toBe('read: granted data');
     expect(textOf(results[1]!)).toBe(`wrote ${join(writable, 'out.txt')}`);
-    expect(readFileSync(join(writable, 'out.txt'), 'utf8')).toBe('written by a sandboxed tool');
+    // Each module writes a space of its own, shown to it at the folder's path (see test/sandbox/walls.test.ts).
+    const space = spacePath(realpathSync(writable), `module:${realpathSync(fixture('hostile/sandbox-write.ts'))}`);
+    expect(readFileSync(join(space, 'out.txt'), 'utf8')).toBe('written by a sandboxed tool');
+    expect(existsSync(join(writable, 'out.txt'))).toBe(false);
     expect(textOf(results[2]!)).toMatch(/^failed: (EROFS|ERR_ACCESS_DENIED)$/);
     expect(readFileSync(join(readable, 'data.txt'), 'utf8')).toBe('granted data');
     // Two layers: Node's permission model answers first where the line enforces it; the mount namespace has no such file anyway

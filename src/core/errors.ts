@@ -130,8 +130,10 @@ export const SandboxErrors = {
     'The kernel may refuse user namespaces: check sysctl user.max_user_namespaces and kernel.unprivileged_userns_clone, ' +
     'or the AppArmor user-namespace restriction on Ubuntu 24.04+. Use isolation: "process" meanwhile.',
   notAccessibleAsNobody: (problem: string) =>
-    `isolation "sandbox": ${problem}. The host runs as root, so the sandbox runs as nobody (uid 65534), never as host root; ` +
-    'give that user access (chown 65534 or chmod o+rwx for a fsWrite folder, o+rx for fsRead), or run the host as another user.',
+    `isolation "sandbox": ${problem}. The host runs as root, so each module's sandbox runs as a uid of its own in group 65534, never as host root; ` +
+    'give them access (chgrp 65534 and g+rwx, or o+rwx, for a shared fsWrite folder; g+rx or o+rx for fsRead), or run the host as another user.',
+  sharedNotInFsWrite: (path: string) =>
+    `createExecutor: permissions.fsWriteShared ${path} is not in permissions.fsWrite; list it in both to share that folder between modules`,
   badNetEntry: (entry: string, problem: string) =>
     `createExecutor: permissions.net entry ${JSON.stringify(entry).slice(0, 200)} ${problem}`,
   netRefused: (target: string) => `toolpool sandbox: ${target} is not in permissions.net`,

@@ -14,6 +14,14 @@ export interface Permissions {
   /** Folders or files tools may write. */
   fsWrite?: readonly string[];
   /**
+   * Folders of `fsWrite` that every module given them shares, on purpose
+   * (sandbox tier). Otherwise each module in the sandbox sees an `fsWrite`
+   * folder as a space of its own: on the host
+   * `<folder>/.toolpool-modules/<module>-<hash>/`, so two modules never
+   * read each other's files. The other tiers do not split `fsWrite`.
+   */
+  fsWriteShared?: readonly string[];
+  /**
    * Network access. `true` allows it, `false` (and leaving it out, on Node
    * 25+) denies it; Node before 25 has no network permission, so `false`
    * is refused there. A `'host:port'` list needs `isolation: 'sandbox'`.

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { PermissionErrors, SandboxErrors } from '../core/errors.ts';
 import { compileCacheDir, compiledRuntimeDir } from './worker/module-compiler.ts';
 import { PoolSet } from './worker/pool-set.ts';
@@ -40,6 +42,8 @@ export interface TierOptions {
   permissionSupport?: PermissionSupport;
   /** The cap on threads these tiers share with other trust domains' (see ThreadBudget). */
   budget?: ThreadBudget;
+  /** The trust domain's key (registry.ts): a sandbox's uid under a root host and its own fsWrite space come from it. */
+  domainKey?: string;
 }
 
 /** The isolation tiers of one executor, each started on first use. */
@@ -79,7 +83,7 @@ export class Tiers {
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
   processOptions(launcher?: ChildLauncher, permissions = this.options.permissions): ProcessTierOptions {
-    const { permissions: _given, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, ...rest } = this.options;
+    const { permissions: _given, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, domainKey: _key, ...rest } = this.options;
     const ownReads = this.#ownReads();
     return {
       ...rest,
@@ -118,12 +122,13 @@ export class Tiers {
     const { permissions } = this.options;
     const targets = Array.isArray(permissions?.net) ? parseNetAllowlist(permissions.net) : [];
     const forNode = permissions && Array.isArray(permissions.net) ? { ...permissions, net: targets.length > 0 } : permissions;
-    this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets);
+    const domain = { key: this.options.domainKey ?? `module:${this.options.moduleFiles.join('\0')}`, fsWriteShared: permissions?.fsWriteShared ?? [] };
+    this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets, domain);
     return this.#sandbox;
   }
 
   #poolOptions() {
-    const { permissions, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, ...rest } = this.options;
+    const { permissions, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, domainKey: _key, ...rest } = this.options;
     return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(), this.#support) : [] };
   }
 
@@ -169,7 +174,15 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
 function checkSandboxPermissions(permissions: Permissions): void {
   const cover = writeRootCovering(permissions, compileCacheDir());
   if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
-  const problem = sandboxAccessProblem(permissions.fsRead ?? [], permissions.fsWrite ?? []);
+  const fsWrite = (permissions.fsWrite ?? []).map((path) => resolve(path));
+  const unlisted = (permissions.fsWriteShared ?? []).find((path) => !fsWrite.includes(resolve(path)));
+  if (unlisted !== undefined) throw new TypeError(SandboxErrors.sharedNotInFsWrite(unlisted));
+  // Each module's own space is made for its uid by the host; what stays shared must let the sandbox's users in.
+  const isShared = (path: string) => (permissions.fsWriteShared ?? []).some((s) => resolve(s) === resolve(path)) || !isFolder(path);
+  const shared = (permissions.fsWrite ?? []).filter(isShared);
+  // An fsRead folder that is also a module's own fsWrite space shows that space, not the host's folder.
+  const ownSpaces = new Set((permissions.fsWrite ?? []).filter((path) => !isShared(path)).map((path) => resolve(path)));
+  const problem = sandboxAccessProblem((permissions.fsRead ?? []).filter((path) => !ownSpaces.has(resolve(path))), shared);
   if (problem !== undefined) throw new TypeError(SandboxErrors.notAccessibleAsNobody(problem));
 }
 
@@ -181,3 +194,11 @@ function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'proces
   if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
 }
 
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

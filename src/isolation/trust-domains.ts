@@ -8,7 +8,7 @@ import type { RunJob, RunOutcome } from '../core/runner.ts';
 import type { DefinitionView } from '../core/tool-view.ts';
 import type { Isolation } from '../core/tool.ts';
 
-export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'moduleSources' | 'budget'>;
+export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'moduleSources' | 'budget' | 'domainKey'>;
 
 /** How often idle domains are looked for, at most; sooner when idleTimeoutMs is short. */
 const REAP_SWEEP_MS = 1_000;
@@ -50,7 +50,10 @@ export class TrustDomains {
   domain(key: string, modules: { files: readonly string[]; sources: readonly string[] }): Domain {
     let domain = this.#domains.get(key);
     if (!domain) {
-      domain = new Domain({ ...this.options, moduleFiles: [...modules.files], moduleSources: [...modules.sources], budget: this.#budget }, () => this.#watchIdle());
+      domain = new Domain(
+        { ...this.options, moduleFiles: [...modules.files], moduleSources: [...modules.sources], budget: this.#budget, domainKey: key },
+        () => this.#watchIdle(),
+      );
       this.#domains.set(key, domain);
     }
     return domain;

@@ -71,7 +71,8 @@ function checkStdio(name: string, config: McpStdioServer): StdioPlan {
   }
   try {
     // The sandbox tier's own checks: a well-formed net list, no write access to the compile cache, paths nobody can use under a root host.
-    if (permissions) checkIsolation('sandbox', permissions);
+    // A server's fsWrite folders are bound as they are (no space per server yet), so all must let its uid in.
+    if (permissions) checkIsolation('sandbox', { ...permissions, ...(permissions.fsWrite ? { fsWriteShared: permissions.fsWrite } : {}) });
     return { kind: 'stdio', name, config, isolation, netTargets: parseNetAllowlist(permissions?.net ?? []) };
   } catch (error) {
     throw new TypeError(McpErrors.badPermissions(name, errorMessage(error)));

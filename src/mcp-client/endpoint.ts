@@ -51,6 +51,7 @@ export async function startStdioEndpoint(plan: StdioPlan, options: StdioEndpoint
           permissions: plan.config.permissions ?? {},
           netTargets: plan.netTargets,
           tmpBytes: options.tmpBytes,
+          domainKey: `mcp:${plan.name}:${program}`,
         })
       : await processLaunch(target);
   const server = new ServerProcess(launch);

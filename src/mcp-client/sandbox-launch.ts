@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toRunnableRuntime } from '../isolation/worker/module-compiler.ts';
@@ -8,6 +8,9 @@ import { runtimeFilesOf, nodeRuntimeFiles } from '../isolation/sandbox/node-libr
 import { needsLowPorts, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
 import { SANDBOX_SOCKET, startNet, type NetPlan } from '../isolation/sandbox/net-plan.ts';
 import { sandboxDropTarget } from '../isolation/sandbox/sandbox-user.ts';
+import { sandboxFiles } from '../isolation/sandbox/sandbox-files.ts';
+import { innerNprocLimit, SANDBOX_MAX_TASKS } from '../isolation/sandbox/sandbox-launcher.ts';
+import { findPrlimit } from '../isolation/process/child-launcher.ts';
 import type { McpServerPermissions } from '../core/mcp-config.ts';
 import { programFiles } from './command.ts';
 import type { LaunchTarget, ServerLaunch } from './launch.ts';
@@ -19,6 +22,62 @@ export interface SandboxOptions {
   netTargets: readonly NetTarget[];
   /** The size of the sandbox's private /tmp (a tmpfs, held in host memory). */
   tmpBytes: number;
+  /** The server's own key (its name and program): its uid under a root host comes from it, shared with no other server. */
+  domainKey?: string;
+}
+
+/**
+ * The limits and filter every sandboxed server gets, as the sandbox tier's
+ * children do: the pids limit (on bwrap under a root host, inside the
+ * user namespace otherwise), the seccomp filter on a descriptor of its own
+ * (after the ones `stdio` has), the still /proc counters.
+ */
+interface Walls {
+  /** The command and arguments before bwrap's (prlimit under a root host). */
+  outer: string[];
+  /** Before the program inside the sandbox (prlimit in a user namespace), with the files it needs. */
+  inner: string[];
+  innerFiles: string[];
+  layout: Pick<SandboxLayout, 'procCounters' | 'seccompFd'>;
+  /** The descriptor to hand bwrap at index `layout.seccompFd`. */
+  seccomp?: number;
+  close(): void;
+}
+
+async function walls(privileged: boolean, stdioLength: number): Promise<Walls> {
+  const prlimit = findPrlimit();
+  const inner = privileged ? undefined : innerNprocLimit();
+  const innerFiles = inner ? await runtimeFilesOf(inner[0]!) : [];
+  const files = sandboxFiles();
+  const seccomp = files.seccomp !== undefined ? openSync(files.seccomp, 'r') : undefined;
+  return {
+    outer: privileged && prlimit ? [prlimit, `--nproc=${SANDBOX_MAX_TASKS}`] : [],
+    inner: inner ?? [],
+    innerFiles,
+    layout: { procCounters: files.procCounters, ...(seccomp !== undefined ? { seccompFd: stdioLength } : {}) },
+    ...(seccomp !== undefined ? { seccomp } : {}),
+    close: () => {
+      if (seccomp !== undefined) closeSync(seccomp);
+    },
+  };
+}
+
+/** bwrap under the outer limit, the seccomp descriptor appended to stdio, its closing chained to the launch's own. */
+function walled(launch: ServerLaunch, bwrap: string, wall: Walls): ServerLaunch {
+  const [command = bwrap, ...before] = wall.outer.length > 0 ? wall.outer : [bwrap];
+  const args = wall.outer.length > 0 ? [...before, bwrap, ...launch.args] : launch.args;
+  const stdio = [...(launch.options.stdio as unknown[]), ...(wall.seccomp !== undefined ? [wall.seccomp] : [])] as typeof launch.options.stdio;
+  const closeLaunch = launch.close;
+  return {
+    ...launch,
+    command,
+    args,
+    options: { ...launch.options, stdio },
+    close: async () => {
+      wall.close();
+      await closeLaunch?.();
+    },
+  };
 }
 
 /**
@@ -37,18 +96,20 @@ export interface SandboxOptions {
  * what a sandbox adds to a server's start.
  */
 export async function sandboxLaunch(target: LaunchTarget, options: SandboxOptions): Promise<ServerLaunch> {
-  const dropTo = sandboxDropTarget();
+  const dropTo = sandboxDropTarget(options.domainKey);
   const setpriv = dropTo ? findSetpriv() : undefined;
   if (options.netTargets.length > 0 || (dropTo && !setpriv)) return entryLaunch(target, options);
+  const wall = await walls(dropTo !== undefined, 3);
   const [serverFiles, setprivFiles] = await Promise.all([programFiles(target.program), setpriv ? runtimeFilesOf(setpriv) : []]);
-  const layout = sandboxLayout(target, options, [...serverFiles, ...setprivFiles], [], undefined);
+  const layout = { ...sandboxLayout(target, options, [...serverFiles, ...setprivFiles, ...wall.innerFiles], [], undefined), ...wall.layout };
   const drop = dropTo && setpriv ? [setpriv, `--reuid=${dropTo.uid}`, `--regid=${dropTo.gid}`, '--clear-groups', '--'] : [];
-  return {
+  const launch: ServerLaunch = {
     command: options.bwrap,
-    args: bwrapArgs(layout, [...drop, target.program, ...target.args]),
+    args: bwrapArgs(layout, [...drop, ...wall.inner, target.program, ...target.args]),
     options: { env: { ...target.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true },
     signalsAsExitCodes: true,
   };
+  return walled(launch, options.bwrap, wall);
 }
 
 /** The sandbox with toolpool's Node entry inside, which starts the forwarders first. */
@@ -59,9 +120,10 @@ async function entryLaunch(target: LaunchTarget, options: SandboxOptions): Promi
     entryFile(),
     options.netTargets.length > 0 ? startNet(options.netTargets) : undefined,
   ]);
-  const dropTo = sandboxDropTarget();
+  const dropTo = sandboxDropTarget(options.domainKey);
+  const wall = await walls(dropTo !== undefined, 4);
   // The entry, and in a built package the files it imports.
-  const layout = sandboxLayout(target, options, [...nodeFiles, ...serverFiles], [entry, ...workerEntryReadPaths()], net);
+  const layout = { ...sandboxLayout(target, options, [...nodeFiles, ...serverFiles, ...wall.innerFiles], [entry, ...workerEntryReadPaths()], net), ...wall.layout };
   const plan: SandboxEntryPlan = {
     command: target.program,
     args: [...target.args],
@@ -71,18 +133,19 @@ async function entryLaunch(target: LaunchTarget, options: SandboxOptions): Promi
     ...(net ? { socket: SANDBOX_SOCKET } : {}),
     ...(dropTo ? { dropTo } : {}),
   };
-  return {
+  const launch: ServerLaunch = {
     command: options.bwrap,
-    args: bwrapArgs(layout, [process.execPath, entry]),
+    args: bwrapArgs(layout, [...wall.inner, process.execPath, entry]),
     options: { env: {}, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true },
     plan: JSON.stringify(plan),
     signalsAsExitCodes: true,
     ...(net ? { close: () => net.close() } : {}),
   };
+  return walled(launch, options.bwrap, wall);
 }
 
 function sandboxLayout(target: LaunchTarget, options: SandboxOptions, runtimeFiles: string[], ownFiles: string[], net: NetPlan | undefined): SandboxLayout {
-  const dropTo = sandboxDropTarget();
+  const dropTo = sandboxDropTarget(options.domainKey);
   return {
     runtimeFiles: [...new Set(runtimeFiles)],
     readOnly: [...ownFiles, ...(options.permissions.fsRead ?? [])],

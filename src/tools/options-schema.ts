@@ -82,6 +82,8 @@ const ExecutionModeSchema = OneOf(['parallel', 'sequential']);
 const permissionsProperties = {
   fsRead: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
   fsWrite: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
+  // Folders of fsWrite that the sandbox's modules share on purpose (each has its own space otherwise).
+  fsWriteShared: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
   // Network: on or off on the worker and process tiers, a 'host:port' list for the sandbox tier.
   net: Optional(Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1 }))], { expected: 'true, false or an array of "host:port"' })),
 } satisfies Described<Permissions> & Record<string, TSchema>;
@@ -130,7 +132,7 @@ export const executorProperties = {
   toolLimits: Optional(Type.Record(Type.String(), LimitsSchema, { expected: 'an object of tool name → limits' })),
   workers: Optional(Options(workersProperties, 'an object of worker counts and timeouts')),
   isolation: Optional(ISOLATION),
-  permissions: Optional(Options(permissionsProperties, 'an object with fsRead, fsWrite or net')),
+  permissions: Optional(Options(permissionsProperties, 'an object with fsRead, fsWrite, fsWriteShared or net')),
   env: Optional(
     Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.String())], {
       expected: 'a list of variable names or an object of name → value',

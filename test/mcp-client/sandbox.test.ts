@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor } from '../../src/index.ts';
+import { SANDBOX_UID_BASE } from '../../src/isolation/sandbox/sandbox-user.ts';
 import { call, textOf } from '../support/executors.ts';
 import { MCP_FIXTURES, stdioServer } from '../support/mcp-servers.ts';
 import { captureWarnings, restoreWarningsAfterEach } from '../support/warnings.ts';
@@ -103,8 +104,8 @@ describe('a sandboxed server', () => {
     expect(ids.pids.length).toBeLessThanOrEqual(4); // bwrap, toolpool's entry, the server
     expect(ids.pids).not.toContain(process.pid);
     expect(await run(executor, 'box_signal', { pid: process.pid })).toBe('failed: ESRCH');
-    // Under a root host the server runs as nobody, never as host root.
-    if (process.getuid?.() === 0) expect(ids.uid).toBe(65534);
+    // Under a root host the server runs as a uid of its own (no other server's, not nobody's), never as host root.
+    if (process.getuid?.() === 0) expect(ids.uid).toBeGreaterThanOrEqual(SANDBOX_UID_BASE);
   });
 });
 
@@ -117,10 +118,23 @@ describe('a sandboxed server without a net list', () => {
       expect(env).toEqual({ ONLY: 'this' });
       expect([undefined, process.cwd()]).toContain(PWD);
       const ids = JSON.parse(await run(executor, 'bare_ids')) as { uid: number; pids: number[] };
-      if (process.getuid?.() === 0) expect(ids.uid).toBe(65534);
+      if (process.getuid?.() === 0) expect(ids.uid).toBeGreaterThanOrEqual(SANDBOX_UID_BASE);
       expect(ids.pids).not.toContain(process.pid);
       expect(await run(executor, 'bare_connect', { host: '127.0.0.1', port: 9 })).toMatch(/^failed: (ECONNREFUSED|ENETUNREACH)$/);
       expect(await run(executor, 'bare_read', { path: '/etc/passwd' })).toBe('failed: ENOENT');
+    } finally {
+      await executor.close();
+    }
+  });
+});
+
+describe("a sandboxed server's walls are the sandbox tier's (test/sandbox/walls.test.ts)", () => {
+  test('still /proc counters, read-only /proc/sys and /', async () => {
+    const executor = await createExecutor({ mcpServers: { walls: stdioServer() } });
+    try {
+      expect(await run(executor, 'walls_read', { path: '/proc/loadavg' })).toBe('read: 0.00 0.00 0.00 1/1 1\n');
+      expect(await run(executor, 'walls_write', { path: '/proc/sys/kernel/domainname', text: 'x' })).toMatch(/EROFS/);
+      expect(await run(executor, 'walls_write', { path: '/filler', text: 'x' })).toMatch(/EROFS/);
     } finally {
       await executor.close();
     }
@@ -132,7 +146,7 @@ describe('permissions a sandbox cannot give', () => {
     if (process.getuid?.() !== 0) return; // only a root host runs the sandbox as nobody
     const closed = mkdtempSync(join(scratch, 'closed-'));
     await expect(createExecutor({ mcpServers: { box: stdioServer({ permissions: { fsRead: [closed] } }) } })).rejects.toThrow(
-      new RegExp(`^createExecutor: MCP server "box": isolation "sandbox": permissions.fsRead ${closed} is not readable by uid 65534`),
+      new RegExp(`^createExecutor: MCP server "box": isolation "sandbox": permissions.fsRead ${closed} is not readable by the sandbox's users \\(group 65534 or others\\)`),
     );
   });
 

@@ -14,6 +14,21 @@ const layout: SandboxLayout = {
 };
 
 describe('bwrap command line', () => {
+  test('what it shares with the kernel is bounded: sized /dev/shm (64 MiB at most) and /tmp, / and /dev read-only, /proc/sys read-only, counters covered, the seccomp filter', () => {
+    const big = { ...layout, tmpBytes: 512 * 1024 * 1024, procCounters: [{ source: '/x/stat', target: '/proc/stat' }], seccompFd: 4 };
+    const args = bwrapArgs(big, ['node']).join(' ');
+    expect(args).toContain(`--size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${512 * 1024 * 1024} --tmpfs /tmp`);
+    expect(args).toContain('--ro-bind /proc/sys /proc/sys --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --ro-bind /x/stat /proc/stat');
+    // After every mount that goes under them.
+    expect(args).toMatch(/--remount-ro \/dev --remount-ro \/ --seccomp 4 -- node$/);
+  });
+
+  test("a module's own fsWrite space is shown at the folder's path, on top of an fsRead bind of the same folder", () => {
+    const spaces = { ...layout, readOnly: ['/srv/app/scratch'], writable: [], writableBinds: [{ source: '/srv/app/scratch/.toolpool-modules/calc-1234abcd', target: '/srv/app/scratch' }] };
+    const args = bwrapArgs(spaces, ['node']).join(' ');
+    expect(args).toContain('--ro-bind-try /srv/app/scratch /srv/app/scratch --bind-try /srv/app/scratch/.toolpool-modules/calc-1234abcd /srv/app/scratch');
+  });
+
   test('every namespace, a session of its own, dies with the host, no capabilities, no nested user namespaces, never --as-pid-1', () => {
     const args = bwrapArgs(layout, ['/usr/bin/node', 'entry.mjs']);
     for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--disable-userns']) {
@@ -27,7 +42,7 @@ describe('bwrap command line', () => {
 
   test('an empty root: own /proc, minimal /dev, private /tmp, then only the listed paths, parents before children', () => {
     const args = bwrapArgs(layout, ['node']).join(' ');
-    expect(args).toContain(`--proc /proc --dev /dev --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
+    expect(args).toContain(`--proc /proc --dev /dev --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
     expect(args).toContain('--ro-bind /usr/bin/node /usr/bin/node');
     expect(args).toContain('--bind-try /srv/app/scratch /srv/app/scratch');
     expect(args).toContain('--ro-bind /tmp/toolpool-net-x/net.sock /run/toolpool/net.sock');

@@ -95,10 +95,10 @@ export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'pipe', 
  * reserves far more address space than it uses. Without prlimit the command
  * runs uncapped.
  */
-export function withLimits(spec: ChildSpec, command: string, args: string[]): { command: string; args: string[] } {
+export function withLimits(spec: ChildSpec, command: string, args: string[], more: readonly string[] = []): { command: string; args: string[] } {
   const prlimit = findPrlimit();
   if (!prlimit) return { command, args };
-  return { command: prlimit, args: [`--data=${spec.memoryCapBytes}`, `--nofile=${spec.maxOpenFiles}`, command, ...args] };
+  return { command: prlimit, args: [`--data=${spec.memoryCapBytes}`, `--nofile=${spec.maxOpenFiles}`, ...more, command, ...args] };
 }
 
 export function findPrlimit(): string | undefined {

@@ -13,8 +13,10 @@ export interface SandboxLayout {
   runtimeFiles: readonly string[];
   /** Bound read-only at the same path (toolpool's files, node_modules, tool modules, compile cache, fsRead). */
   readOnly: readonly string[];
-  /** Bound writable at the same path (fsWrite). */
+  /** Bound writable at the same path (the shared part of fsWrite). */
   writable: readonly string[];
+  /** Bound writable at another path: each module's own space of an fsWrite folder, shown at the folder's path (see fs-write-spaces.ts). */
+  writableBinds?: readonly { source: string; target: string }[];
   generated: readonly GeneratedFile[];
   /** The forwarder must listen on a port below 1024 (see netCapabilities). */
   lowPorts: boolean;
@@ -26,8 +28,12 @@ export interface SandboxLayout {
    * CAP_SETUID and CAP_SETGID for that, and loses them with it).
    */
   privileged: boolean;
-  /** The size of the private /tmp (a tmpfs, in host memory) in bytes. */
+  /** The size of the private /tmp (a tmpfs, in host memory) in bytes; /dev/shm gets as much, at most SHM_MAX_BYTES. */
   tmpBytes: number;
+  /** Still files bound over /proc's host-wide counters (/proc/stat, /proc/loadavg); see sandbox-files.ts. */
+  procCounters?: readonly GeneratedFile[];
+  /** The descriptor bwrap reads its seccomp filter from (see seccomp.ts); none where there is no filter. */
+  seccompFd?: number;
   /**
    * The working directory inside: the host's, as for the process tier's
    * child (compiled modules name their sources relative to it, so the child
@@ -35,6 +41,9 @@ export interface SandboxLayout {
    */
   workingDirectory: string;
 }
+
+/** /dev/shm's size at most: POSIX shared memory needs a little, and each byte is host memory beside /tmp's. */
+export const SHM_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * The bwrap command line for one sandbox around `command`.
@@ -48,6 +57,15 @@ export interface SandboxLayout {
  * the host. Mounts: an empty root, /proc of the sandbox's own PID
  * namespace, a minimal /dev, a private /tmp, then the binds in path order
  * so a bind inside another one lands on top of it.
+ *
+ * What a sandbox shares with the host's kernel is bounded or hidden: /tmp
+ * and /dev/shm are tmpfs of a fixed size, `/` and /dev are read-only
+ * (tmpfs without a size otherwise, writable where the sandbox's user owns
+ * them, as under a host that is not root), /proc/sys and
+ * /proc/sysrq-trigger are read-only mounts (not just root-owned files:
+ * the sandbox starts as root under a root host), the host's counters in
+ * /proc/stat and /proc/loadavg are covered, and the seccomp filter keeps
+ * the kernel's keyrings out of reach.
  */
 export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): string[] {
   return [
@@ -55,11 +73,16 @@ export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): st
     ...['--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'],
     ...capabilities(layout),
     ...['--die-with-parent', '--new-session', '--hostname', 'toolpool-sandbox'],
-    ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(layout.tmpBytes), '--tmpfs', '/tmp'],
+    ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(Math.min(layout.tmpBytes, SHM_MAX_BYTES)), '--tmpfs', '/dev/shm'],
+    ...['--perms', '1777', '--size', String(layout.tmpBytes), '--tmpfs', '/tmp'],
     ...openParents([...layout.runtimeFiles.map((file) => ({ flag: '--ro-bind', source: file, target: file })), ...binds(layout)]),
     ...layout.runtimeFiles.flatMap((file) => ['--ro-bind', file, file]),
     ...bindsInPathOrder(layout),
+    ...['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'],
+    ...(layout.procCounters ?? []).flatMap(({ source, target }) => ['--ro-bind', source, target]),
     ...['--perms', '0755', '--dir', layout.workingDirectory, '--chdir', layout.workingDirectory],
+    ...['--remount-ro', '/dev', '--remount-ro', '/'],
+    ...(layout.seccompFd !== undefined ? ['--seccomp', String(layout.seccompFd)] : []),
     '--',
     ...command,
   ];
@@ -88,6 +111,7 @@ function binds(layout: SandboxLayout): Bind[] {
   return [
     ...layout.readOnly.flatMap((path) => bindsFor('--ro-bind-try', path)),
     ...layout.writable.flatMap((path) => bindsFor('--bind-try', path)),
+    ...(layout.writableBinds ?? []).flatMap(({ source, target }) => bindsFor('--bind-try', target, source)),
     ...layout.generated.map(({ source, target }) => ({ flag: '--ro-bind', source, target })),
   ];
 }
@@ -118,12 +142,13 @@ function bindsInPathOrder(layout: SandboxLayout): string[] {
     .flatMap(({ flag, source, target }) => [flag, source, target]);
 }
 
-/** A path at its own place and, if it goes through a symlink, at its real place too (Node imports by real path). */
-function bindsFor(flag: string, path: string): Bind[] {
+/** A path (or `source` shown there) at its own place and, if it goes through a symlink, at its real place too (Node imports by real path). */
+function bindsFor(flag: string, path: string, source?: string): Bind[] {
   const absolute = trimSeparator(resolve(path));
   const real = existsSync(absolute) ? trimSeparator(realpathSync(absolute)) : absolute;
-  const binds = [{ flag, source: real, target: real }];
-  if (real !== absolute) binds.push({ flag, source: real, target: absolute });
+  const from = source ?? real;
+  const binds = [{ flag, source: from, target: real }];
+  if (real !== absolute) binds.push({ flag, source: from, target: absolute });
   return binds;
 }
 

@@ -5,7 +5,7 @@ import { ProcessTier, type ProcessTierOptions } from '../process/process-tier.ts
 import type { PrepareLimits, ToolTier } from '../../core/tier.ts';
 import { checkSandboxSupport } from './bwrap-support.ts';
 import type { NetTarget } from './net-allowlist.ts';
-import { SandboxLauncher } from './sandbox-launcher.ts';
+import { SandboxLauncher, type SandboxDomain } from './sandbox-launcher.ts';
 
 /**
  * The sandbox tier: the process tier, with its child started inside
@@ -19,9 +19,9 @@ export class SandboxTier implements ToolTier {
   readonly ready: Promise<void>;
   readonly #tier: Promise<{ tier: ProcessTier; launcher: SandboxLauncher }>;
 
-  constructor(options: ProcessTierOptions, targets: readonly NetTarget[]) {
+  constructor(options: ProcessTierOptions, targets: readonly NetTarget[], domain?: SandboxDomain) {
     this.#tier = checkSandboxSupport().then((bwrap) => {
-      const launcher = new SandboxLauncher(bwrap, targets);
+      const launcher = new SandboxLauncher(bwrap, targets, domain);
       return { tier: new ProcessTier({ ...options, launcher }), launcher };
     });
     this.ready = this.#tier.then(() => undefined);

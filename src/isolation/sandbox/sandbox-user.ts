@@ -1,8 +1,25 @@
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 
-/** Who a sandbox runs as when the host is root: nobody (65534), a user that owns nothing. */
-export const SANDBOX_UID = 65534;
+/** The group a sandbox runs in when the host is root: nogroup (65534), a group that owns nothing. */
 export const SANDBOX_GID = 65534;
+/** The user of a sandbox started without a trust domain's key (nobody). */
+export const SANDBOX_UID = 65534;
+/**
+ * Under a root host each trust domain's sandboxes run as a uid of their
+ * own, SANDBOX_UID_BASE plus 24 bits of a hash of the domain's key: no
+ * user owns it, no other domain shares it (so neither does a pids limit
+ * counted per uid, nor the kernel's user keyring), and it stays the same
+ * across restarts, so a domain finds its own files again.
+ */
+export const SANDBOX_UID_BASE = 0x6000_0000;
+const SANDBOX_UID_BITS = 24;
+
+/** The uid a trust domain's sandboxes run as under a root host. */
+export function sandboxUid(domainKey: string): number {
+  const hash = createHash('sha256').update(domainKey).digest();
+  return SANDBOX_UID_BASE + (hash.readUIntBE(0, 3) & ((1 << SANDBOX_UID_BITS) - 1));
+}
 
 /** The host runs as root: a user namespace would make the sandbox host-uid 0, so it runs as nobody instead. */
 export function hostIsRoot(): boolean {
@@ -12,26 +29,29 @@ export function hostIsRoot(): boolean {
 /**
  * The user the sandbox's entry switches to before any tool code loads, or
  * undefined when the host is not root (the sandbox then runs in a user
- * namespace as the host's own, unprivileged user).
+ * namespace of its own as the host's own, unprivileged user).
  */
-export function sandboxDropTarget(): { uid: number; gid: number } | undefined {
-  return hostIsRoot() ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : undefined;
+export function sandboxDropTarget(domainKey?: string): { uid: number; gid: number } | undefined {
+  if (!hostIsRoot()) return undefined;
+  return { uid: domainKey === undefined ? SANDBOX_UID : sandboxUid(domainKey), gid: SANDBOX_GID };
 }
 
 /**
- * What nobody could not do with a path the sandbox is given, when the host
- * is root: a folder of `fsWrite` it cannot write, a path of `fsRead` it
- * cannot read. Checked from the mode bits (the sandbox binds the path
- * itself, so its parents do not matter). Undefined when all is well or
- * the host is not root.
+ * What a sandbox could not do with a path it is given, when the host is
+ * root: a shared folder of `fsWrite` it cannot write, a path of `fsRead`
+ * it cannot read. Its uid is its domain's own, so only the group bits (of
+ * group 65534) or the bits for others count. Checked from the mode bits
+ * (the sandbox binds the path itself, so its parents do not matter).
+ * Undefined when all is well or the host is not root. A module's own
+ * `fsWrite` space is made by the host for that uid (see fs-write-spaces.ts).
  */
-export function sandboxAccessProblem(fsRead: readonly string[], fsWrite: readonly string[]): string | undefined {
+export function sandboxAccessProblem(fsRead: readonly string[], sharedWrite: readonly string[]): string | undefined {
   if (!hostIsRoot()) return undefined;
-  for (const path of fsWrite) {
-    if (!allows(path, 'write')) return `permissions.fsWrite ${path} is not writable by uid ${SANDBOX_UID}`;
+  for (const path of sharedWrite) {
+    if (!allows(path, 'write')) return `permissions.fsWriteShared ${path} is not writable by the sandbox's users (group ${SANDBOX_GID} or others)`;
   }
   for (const path of fsRead) {
-    if (!allows(path, 'read')) return `permissions.fsRead ${path} is not readable by uid ${SANDBOX_UID}`;
+    if (!allows(path, 'read')) return `permissions.fsRead ${path} is not readable by the sandbox's users (group ${SANDBOX_GID} or others)`;
   }
   return undefined;
 }
@@ -44,7 +64,7 @@ function allows(path: string, access: 'read' | 'write'): boolean {
     return true; // a path that does not exist is bound as nothing (bwrap's -try binds): nothing to refuse
   }
   const bits = (access === 'read' ? 4 : 2) | (stats.isDirectory() ? 1 : 0);
-  const shift = stats.uid === SANDBOX_UID ? 6 : stats.gid === SANDBOX_GID ? 3 : 0;
+  const shift = stats.gid === SANDBOX_GID ? 3 : 0;
   return ((stats.mode >> shift) & bits) === bits;
 }
 

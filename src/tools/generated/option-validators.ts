@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -544,7 +544,7 @@ if(data.permissions !== undefined){
 let data23 = data.permissions;
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 for(const key6 in data23){
-if(!(((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "net"))){
+if(!((((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "fsWriteShared")) || (key6 === "net"))){
 const err41 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data23};
 if(vErrors === null){
 vErrors = [err41];
@@ -637,13 +637,15 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data23.net !== undefined){
-let data28 = data23.net;
-const _errs89 = errors;
-let valid11 = false;
-const _errs90 = errors;
-if(typeof data28 !== "boolean"){
-const err48 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data28};
+if(data23.fsWriteShared !== undefined){
+let data28 = data23.fsWriteShared;
+if(Array.isArray(data28)){
+const len2 = data28.length;
+for(let i2=0; i2<len2; i2++){
+let data29 = data28[i2];
+if(typeof data29 === "string"){
+if(func3(data29) < 1){
+const err48 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data29};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -652,17 +654,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs90 === errors;
-valid11 = valid11 || _valid0;
-if(!valid11){
-const _errs92 = errors;
-if(Array.isArray(data28)){
-const len2 = data28.length;
-for(let i2=0; i2<len2; i2++){
-let data29 = data28[i2];
-if(typeof data29 === "string"){
-if(func3(data29) < 1){
-const err49 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data29};
+}
+else {
+const err49 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWriteShared.items.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data29};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -672,8 +666,9 @@ vErrors.push(err49);
 errors++;
 }
 }
+}
 else {
-const err50 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data29};
+const err50 = {instancePath:instancePath+"/permissions/fsWriteShared",schemaPath:"#/properties/permissions/properties/fsWriteShared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWriteShared.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared,data:data28};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -683,9 +678,13 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
-else {
-const err51 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data28};
+if(data23.net !== undefined){
+let data30 = data23.net;
+const _errs95 = errors;
+let valid13 = false;
+const _errs96 = errors;
+if(typeof data30 !== "boolean"){
+const err51 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data30};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -694,11 +693,17 @@ vErrors.push(err51);
 }
 errors++;
 }
-var _valid0 = _errs92 === errors;
-valid11 = valid11 || _valid0;
-}
-if(!valid11){
-const err52 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data28};
+var _valid0 = _errs96 === errors;
+valid13 = valid13 || _valid0;
+if(!valid13){
+const _errs98 = errors;
+if(Array.isArray(data30)){
+const len3 = data30.length;
+for(let i3=0; i3<len3; i3++){
+let data31 = data30[i3];
+if(typeof data31 === "string"){
+if(func3(data31) < 1){
+const err52 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data31};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -707,21 +712,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-else {
-errors = _errs89;
-if(vErrors !== null){
-if(_errs89){
-vErrors.length = _errs89;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err53 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data23};
+const err53 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data31};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -731,17 +724,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data.env !== undefined){
-let data30 = data.env;
-const _errs98 = errors;
-let valid14 = false;
-const _errs99 = errors;
-if(Array.isArray(data30)){
-const len3 = data30.length;
-for(let i3=0; i3<len3; i3++){
-let data31 = data30[i3];
-if(typeof data31 !== "string"){
-const err54 = {instancePath:instancePath+"/env/" + i3,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data31};
+}
+else {
+const err54 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data30};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -750,10 +735,11 @@ vErrors.push(err54);
 }
 errors++;
 }
+var _valid0 = _errs98 === errors;
+valid13 = valid13 || _valid0;
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data30};
+if(!valid13){
+const err55 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data30};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -762,16 +748,21 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid1 = _errs99 === errors;
-valid14 = valid14 || _valid1;
-if(!valid14){
-const _errs103 = errors;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key7 in data30){
-if(pattern0.test(key7)){
-let data32 = data30[key7];
-if(typeof data32 !== "string"){
-const err56 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data32};
+else {
+errors = _errs95;
+if(vErrors !== null){
+if(_errs95){
+vErrors.length = _errs95;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data23};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -781,10 +772,17 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data30};
+if(data.env !== undefined){
+let data32 = data.env;
+const _errs104 = errors;
+let valid16 = false;
+const _errs105 = errors;
+if(Array.isArray(data32)){
+const len4 = data32.length;
+for(let i4=0; i4<len4; i4++){
+let data33 = data32[i4];
+if(typeof data33 !== "string"){
+const err57 = {instancePath:instancePath+"/env/" + i4,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data33};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -793,11 +791,10 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid1 = _errs103 === errors;
-valid14 = valid14 || _valid1;
 }
-if(!valid14){
-const err58 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data30};
+}
+else {
+const err58 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data32};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -806,23 +803,16 @@ vErrors.push(err58);
 }
 errors++;
 }
-else {
-errors = _errs98;
-if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.remote !== undefined){
-let data33 = data.remote;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.execute === undefined){
-const err59 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data33};
+var _valid1 = _errs105 === errors;
+valid16 = valid16 || _valid1;
+if(!valid16){
+const _errs109 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key7 in data32){
+if(pattern0.test(key7)){
+let data34 = data32[key7];
+if(typeof data34 !== "string"){
+const err59 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data34};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -831,8 +821,11 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data33.close === undefined){
-const err60 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data33};
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data32};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -841,10 +834,11 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data33.execute !== undefined){
-let data34 = data33.execute;
-if(typeof data34 !== "function"){
-const err61 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data34};
+var _valid1 = _errs109 === errors;
+valid16 = valid16 || _valid1;
+}
+if(!valid16){
+const err61 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -853,11 +847,23 @@ vErrors.push(err61);
 }
 errors++;
 }
+else {
+errors = _errs104;
+if(vErrors !== null){
+if(_errs104){
+vErrors.length = _errs104;
 }
-if(data33.close !== undefined){
-let data35 = data33.close;
-if(typeof data35 !== "function"){
-const err62 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data35};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.remote !== undefined){
+let data35 = data.remote;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.execute === undefined){
+const err62 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data35};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -866,10 +872,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-else {
-const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data33};
+if(data35.close === undefined){
+const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data35};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -878,17 +882,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data.mcpServers !== undefined){
-let data36 = data.mcpServers;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-for(const key8 in data36){
-if(pattern0.test(key8)){
-let data37 = data36[key8];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key9 in data37){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err64 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+if(data35.execute !== undefined){
+let data36 = data35.execute;
+if(typeof data36 !== "function"){
+const err64 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data36};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -898,11 +895,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data37.command !== undefined){
-let data38 = data37.command;
-if(typeof data38 === "string"){
-if(func3(data38) < 1){
-const err65 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+if(data35.close !== undefined){
+let data37 = data35.close;
+if(typeof data37 !== "function"){
+const err65 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data37};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -912,8 +908,9 @@ vErrors.push(err65);
 errors++;
 }
 }
+}
 else {
-const err66 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+const err66 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -923,14 +920,16 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data37.args !== undefined){
-let data39 = data37.args;
-if(Array.isArray(data39)){
-const len4 = data39.length;
-for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
-if(typeof data40 !== "string"){
-const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data40};
+if(data.mcpServers !== undefined){
+let data38 = data.mcpServers;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key8 in data38){
+if(pattern0.test(key8)){
+let data39 = data38[key8];
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key9 in data39){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data39};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -940,9 +939,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-else {
-const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data39};
+if(data39.command !== undefined){
+let data40 = data39.command;
+if(typeof data40 === "string"){
+if(func3(data40) < 1){
+const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data40};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -952,14 +953,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data37.env !== undefined){
-let data41 = data37.env;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-for(const key10 in data41){
-if(pattern0.test(key10)){
-let data42 = data41[key10];
-if(typeof data42 !== "string"){
-const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data42};
+else {
+const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -969,10 +964,14 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data41};
+if(data39.args !== undefined){
+let data41 = data39.args;
+if(Array.isArray(data41)){
+const len5 = data41.length;
+for(let i5=0; i5<len5; i5++){
+let data42 = data41[i5];
+if(typeof data42 !== "string"){
+const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data42};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -982,11 +981,9 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.cwd !== undefined){
-let data43 = data37.cwd;
-if(typeof data43 === "string"){
-if(func3(data43) < 1){
-const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+}
+else {
+const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data41};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -996,8 +993,14 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+if(data39.env !== undefined){
+let data43 = data39.env;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key10 in data43){
+if(pattern0.test(key10)){
+let data44 = data43[key10];
+if(typeof data44 !== "string"){
+const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data44};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1007,10 +1010,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data37.isolation !== undefined){
-let data44 = data37.isolation;
-if(typeof data44 !== "string"){
-const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data43};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1019,8 +1022,12 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!((data44 === "process") || (data44 === "sandbox"))){
-const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+}
+if(data39.cwd !== undefined){
+let data45 = data39.cwd;
+if(typeof data45 === "string"){
+if(func3(data45) < 1){
+const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data45};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1030,12 +1037,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data37.permissions !== undefined){
-let data45 = data37.permissions;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key11 in data45){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+else {
+const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1045,15 +1048,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data45.fsRead !== undefined){
-let data46 = data45.fsRead;
-if(Array.isArray(data46)){
-const len5 = data46.length;
-for(let i5=0; i5<len5; i5++){
-let data47 = data46[i5];
-if(typeof data47 === "string"){
-if(func3(data47) < 1){
-const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+if(data39.isolation !== undefined){
+let data46 = data39.isolation;
+if(typeof data46 !== "string"){
+const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data46};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1062,9 +1060,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+if(!((data46 === "process") || (data46 === "sandbox"))){
+const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data46};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1074,9 +1071,12 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data46};
+if(data39.permissions !== undefined){
+let data47 = data39.permissions;
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key11 in data47){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data47};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1086,15 +1086,15 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data45.fsWrite !== undefined){
-let data48 = data45.fsWrite;
+if(data47.fsRead !== undefined){
+let data48 = data47.fsRead;
 if(Array.isArray(data48)){
 const len6 = data48.length;
 for(let i6=0; i6<len6; i6++){
 let data49 = data48[i6];
 if(typeof data49 === "string"){
 if(func3(data49) < 1){
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1105,7 +1105,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data49};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1117,7 +1117,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data48};
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data48};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1127,15 +1127,15 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data45.net !== undefined){
-let data50 = data45.net;
+if(data47.fsWrite !== undefined){
+let data50 = data47.fsWrite;
 if(Array.isArray(data50)){
 const len7 = data50.length;
 for(let i7=0; i7<len7; i7++){
 let data51 = data50[i7];
 if(typeof data51 === "string"){
 if(func3(data51) < 1){
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data51};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1146,7 +1146,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1158,7 +1158,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data50};
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data50};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1168,9 +1168,15 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+if(data47.net !== undefined){
+let data52 = data47.net;
+if(Array.isArray(data52)){
+const len8 = data52.length;
+for(let i8=0; i8<len8; i8++){
+let data53 = data52[i8];
+if(typeof data53 === "string"){
+if(func3(data53) < 1){
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data53};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1180,11 +1186,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data37.timeoutMs !== undefined){
-let data52 = data37.timeoutMs;
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 <= 0 || isNaN(data52)){
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+else {
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data53};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1194,8 +1197,9 @@ vErrors.push(err86);
 errors++;
 }
 }
+}
 else {
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data52};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1205,13 +1209,9 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data37.needsApproval !== undefined){
-let data53 = data37.needsApproval;
-const _errs170 = errors;
-let valid31 = false;
-const _errs171 = errors;
-if(typeof data53 !== "boolean"){
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data53};
+}
+else {
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data47};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1220,12 +1220,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-var _valid2 = _errs171 === errors;
-valid31 = valid31 || _valid2;
-if(!valid31){
-const _errs173 = errors;
-if(typeof data53 !== "function"){
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data53};
+}
+if(data39.timeoutMs !== undefined){
+let data54 = data39.timeoutMs;
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 <= 0 || isNaN(data54)){
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data54};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1234,11 +1234,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid2 = _errs173 === errors;
-valid31 = valid31 || _valid2;
 }
-if(!valid31){
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data53};
+else {
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data54};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1247,23 +1245,14 @@ vErrors.push(err90);
 }
 errors++;
 }
-else {
-errors = _errs170;
-if(vErrors !== null){
-if(_errs170){
-vErrors.length = _errs170;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data37.url !== undefined){
-let data54 = data37.url;
-if(typeof data54 === "string"){
-if(func3(data54) < 1){
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+if(data39.needsApproval !== undefined){
+let data55 = data39.needsApproval;
+const _errs176 = errors;
+let valid33 = false;
+const _errs177 = errors;
+if(typeof data55 !== "boolean"){
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data55};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1272,9 +1261,12 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+var _valid2 = _errs177 === errors;
+valid33 = valid33 || _valid2;
+if(!valid33){
+const _errs179 = errors;
+if(typeof data55 !== "function"){
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data55};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1283,15 +1275,11 @@ vErrors.push(err92);
 }
 errors++;
 }
+var _valid2 = _errs179 === errors;
+valid33 = valid33 || _valid2;
 }
-if(data37.headers !== undefined){
-let data55 = data37.headers;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-for(const key12 in data55){
-if(pattern0.test(key12)){
-let data56 = data55[key12];
-if(typeof data56 !== "string"){
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data56};
+if(!valid33){
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data55};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1300,11 +1288,23 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs176;
+if(vErrors !== null){
+if(_errs176){
+vErrors.length = _errs176;
 }
 else {
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data55};
+vErrors = null;
+}
+}
+}
+}
+if(data39.url !== undefined){
+let data56 = data39.url;
+if(typeof data56 === "string"){
+if(func3(data56) < 1){
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data56};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1314,9 +1314,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-}
 else {
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data56};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1326,10 +1325,14 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-}
-else {
-const err96 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data36};
+if(data39.headers !== undefined){
+let data57 = data39.headers;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+for(const key12 in data57){
+if(pattern0.test(key12)){
+let data58 = data57[key12];
+if(typeof data58 !== "string"){
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data58};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1340,13 +1343,51 @@ errors++;
 }
 }
 }
+}
 else {
-const err97 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data57};
 if(vErrors === null){
 vErrors = [err97];
 }
 else {
 vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data39};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data38};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+}
+else {
+const err100 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
