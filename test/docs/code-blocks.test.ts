@@ -65,7 +65,10 @@ function exampleRegions(): { files: string[]; regions: Set<string> } {
       const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
       let text = lines.map((l) => l.slice(indent)).join('\n');
       // An adapter's examples import the package by relative path; the docs show the package name.
-      if (name === 'readme') text = text.replaceAll("'../../index.ts'", "'toolpool'").replace(/'\.\/index\.ts'/g, `'toolpool/${file.split('/')[2]}'`);
+      if (name === 'readme')
+        text = text
+          .replaceAll("'../../index.ts'", "'toolpool'")
+          .replace(/'\.\/index\.ts'/g, `'toolpool/${file.split('/')[2]}'`);
       regions.add(text.trimEnd());
     }
   }
@@ -81,7 +84,9 @@ describe('the code blocks of README.md and docs/', () => {
   test('every block names its language, and a TypeScript block left unchecked says why', () => {
     const unnamed = blocks.filter((b) => !TYPESCRIPT.has(b.lang) && !NOT_CODE.has(b.lang)).map(where);
     expect(unnamed, 'a block needs ```ts, ```sh, ```json or ```text').toEqual([]);
-    const noReason = blocks.filter((b) => TYPESCRIPT.has(b.lang) && /^nocheck\b/.test(b.info) && !/^nocheck:?\s*\S{3,}/.test(b.info)).map(where);
+    const noReason = blocks
+      .filter((b) => TYPESCRIPT.has(b.lang) && /^nocheck\b/.test(b.info) && !/^nocheck:?\s*\S{3,}/.test(b.info))
+      .map(where);
     expect(noReason, 'a ```ts nocheck block needs a reason after nocheck').toEqual([]);
   });
 
@@ -102,12 +107,15 @@ describe('the code blocks of README.md and docs/', () => {
       const name = `${block.page.replace(/\W+/g, '-')}-${block.line}-${i}.ts`;
       const header = `// ${where(block)}\n`;
       const code = /^\s*import\s/m.test(block.code) ? block.code : PRELUDE + block.code;
-      writeFileSync(join(dir, name), header + code + '\nexport {};\n');
+      writeFileSync(join(dir, name), `${header}${code}\nexport {};\n`);
       return name;
     });
     writeFileSync(join(dir, 'globals.d.ts'), GLOBALS);
     // The canary: a block with a type error. tsc must report it, or nothing here is checked.
-    writeFileSync(join(dir, 'canary.ts'), "import { defineTool } from 'toolpool';\nexport const wrong: number = defineTool;\n");
+    writeFileSync(
+      join(dir, 'canary.ts'),
+      "import { defineTool } from 'toolpool';\nexport const wrong: number = defineTool;\n",
+    );
     const paths = Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, [join(docsRoot, file)]]));
     const tsconfig = {
       compilerOptions: {
@@ -127,9 +135,15 @@ describe('the code blocks of README.md and docs/', () => {
     };
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    const run = spawnSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], { encoding: 'utf8', cwd: dir });
+    const run = spawnSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
     const errors = `${run.stdout}${run.stderr}`.split('\n').filter((line) => /error TS\d+/.test(line));
-    expect(errors.filter((line) => line.startsWith('canary.ts')), 'the canary must fail').toHaveLength(1);
+    expect(
+      errors.filter((line) => line.startsWith('canary.ts')),
+      'the canary must fail',
+    ).toHaveLength(1);
     // Each error line starts with the block's file, whose first line names the page and line it came from.
     const named = errors
       .filter((line) => !line.startsWith('canary.ts'))

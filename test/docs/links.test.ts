@@ -42,7 +42,9 @@ describe('the docs pages', () => {
   });
 
   test('each docs page opens with a code block, right after its title', () => {
-    const late = pages.filter((page) => page.path.startsWith('docs/') && !/^# .+\n\n```/.test(page.text)).map((page) => page.path);
+    const late = pages
+      .filter((page) => page.path.startsWith('docs/') && !/^# .+\n\n```/.test(page.text))
+      .map((page) => page.path);
     expect(late).toEqual([]);
   });
 
@@ -54,7 +56,10 @@ describe('the docs pages', () => {
         const [file, anchor] = target.split('#') as [string, string | undefined];
         const path = file ? normalize(join(dirname(page.path), file)) : page.path;
         const to = byPath.get(path);
-        if (!to) broken.push(`${page.path}: ${target} (${existsSync(join(docsRoot, path)) ? 'not a docs page: an install may lack it' : 'no such file'})`);
+        if (!to)
+          broken.push(
+            `${page.path}: ${target} (${existsSync(join(docsRoot, path)) ? 'not a docs page: an install may lack it' : 'no such file'})`,
+          );
         else if (anchor && !anchors(to).has(anchor)) broken.push(`${page.path}: ${target} (no such heading)`);
       }
     }

@@ -52,7 +52,13 @@ export function codeBlocks(page: Page): CodeBlock[] {
     let j = i + 1;
     while (j < lines.length && !/^\s*```\s*$/.test(lines[j]!)) body.push(lines[j++]!.slice(indent));
     if (j === lines.length) throw new Error(`${page.path}:${i + 1}: a code block that is never closed`);
-    blocks.push({ page: page.path, line: i + 1, lang: open[2]!, info: open[3]!.trim(), code: body.map((l) => `${l}\n`).join('') });
+    blocks.push({
+      page: page.path,
+      line: i + 1,
+      lang: open[2]!,
+      info: open[3]!.trim(),
+      code: body.map((l) => `${l}\n`).join(''),
+    });
     i = j;
   }
   return blocks;
