@@ -7,8 +7,10 @@ import { schemaExamples } from '../src/examples/tool.examples.ts';
 import { textOf } from '../src/core/messages.ts';
 import { mcpServersExample } from '../src/examples/mcp-client.examples.ts';
 import { MCP_FIXTURES, MCP_SERVER, startHttpMcpServer } from './support/mcp-servers.ts';
+import { allDocsText } from './support/docs-pages.ts';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+// README.md and docs/*.md: the examples moved to the docs pages.
+const readme = allDocsText();
 const examples = readFileSync(new URL('../src/examples/agent.examples.ts', import.meta.url), 'utf8');
 const toolExamples = readFileSync(new URL('../src/examples/tool.examples.ts', import.meta.url), 'utf8');
 const executorExamples = readFileSync(new URL('../src/examples/executor.examples.ts', import.meta.url), 'utf8');

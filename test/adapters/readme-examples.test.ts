@@ -12,8 +12,10 @@ import { useExecutors } from '../support/executors.ts';
 import { exited, root } from '../support/mcp-serve.ts';
 import { startMachine } from '../support/queue-machines.ts';
 import { startRedis } from '../support/redis-server.ts';
+import { allDocsText } from '../support/docs-pages.ts';
 
-const readme = readFileSync(`${root}/README.md`, 'utf8');
+// README.md and docs/*.md: the examples moved to the docs pages.
+const readme = allDocsText();
 
 /** The `// #region readme` part of an examples file, with its relative imports written as a user writes them. */
 function quoted(file: string, subpath: string): string {
