@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
 import { toRunnableRuntime } from '../pool/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
-import { checkPayload } from '../pool/payload.ts';
+import { checkPayload, withinExpandedBytes } from '../pool/payload.ts';
 import { toolKeyOf } from '../pool/pool-call.ts';
 import { forwardToolOutput } from '../pool/tool-output.ts';
 import type { ThreadBudget } from '../pool/thread-budget.ts';
@@ -301,7 +301,7 @@ export class ToolProcess {
     let first: ((message: unknown) => void) | undefined;
     const firstMessage = new Promise<unknown>((resolve) => (first = resolve));
     const reader = new FrameReader(
-      () => Math.max(BASE_FRAME_BYTES, this.#largestRunningResultBytes()) + FRAME_MARGIN_BYTES,
+      () => this.#frameBound(),
       (message) => {
         if (first) {
           const resolve = first;
@@ -379,9 +379,23 @@ export class ToolProcess {
     };
   }
 
-  /** Everything from the child is checked, and must answer a request of this host that is still open. */
+  /** The most a frame may hold now, in its bytes and in what its shared references expand to. */
+  #frameBound(): number {
+    return Math.max(BASE_FRAME_BYTES, this.#largestRunningResultBytes()) + FRAME_MARGIN_BYTES;
+  }
+
+  /**
+   * Everything from the child is checked, and must answer a request of this
+   * host that is still open. First of all its size as read, with each shared
+   * reference counted each time (bounded by the frame bound, so the check
+   * costs no more than a frame may): every later check and every reader of
+   * the message then costs what its bytes allow. An honest child never sends
+   * more (its workers count results that way before they send them).
+   */
   #onMessage(raw: unknown, child: Child): void {
     if (child !== this.#child) return;
+    const bound = this.#frameBound();
+    if (!withinExpandedBytes(raw, bound)) return this.#kill(ToolErrors.processBrokeProtocol(`it sent a message whose shared references expand past the ${bound} bytes a message may have here`));
     const message = checkChildMessage(raw);
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
