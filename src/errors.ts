@@ -108,6 +108,10 @@ export const PermissionErrors = {
   netFalseNotEnforceable: (version: string) =>
     `createExecutor: option permissions.net: false cannot be enforced on Node ${version}: a network permission exists only on Node 25+. ` +
     'Run on Node 25 or later, use isolation: "sandbox" (no network unless listed), or leave permissions.net out to accept that tools can reach the network.',
+  linkLeavesRoots: (link: string, target: string, option: 'fsRead' | 'fsWrite') =>
+    `createExecutor: permissions.${option} holds a symbolic link, ${JSON.stringify(boundText(link, 500))}, that leads outside the granted roots (to ${JSON.stringify(boundText(target, 500))}); ` +
+    "Node's permission model follows it, so a tool could " + (option === 'fsWrite' ? 'write' : 'read') + ' there. ' +
+    `Remove the link, grant its target in permissions.${option} too, or use isolation: "sandbox" (where a link leads only inside the sandbox).`,
   writeCoversCompileCache: (path: string, cache: string) =>
     `createExecutor: option permissions.fsWrite ${path} contains toolpool's compile cache (${cache}); a tool could replace the code a later executor runs. ` +
     'Grant a folder that does not contain it.',
