@@ -89,6 +89,10 @@ export const ToolErrors = {
   processBrokeProtocol: (problem: string) =>
     `Tool crashed: its isolation process broke the protocol (${truncate(problem, 300)}) and was killed.`,
   processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
+  relativePathInEmptyFolder: (path: string, hostFolder: string) =>
+    ` (The relative path ${JSON.stringify(boundText(path, 300))} did not resolve against the host's working folder: under permissions this tool runs in a process whose working folder is an empty one of its own, ` +
+    `so that Node's permission model confines it. Use an absolute path, such as ${JSON.stringify(boundText(`${hostFolder.replace(/\/$/, '')}/${path.replace(/^\.\//, '')}`, 600))}: ` +
+    'pass the folder in the arguments or in createExecutor({ env }), and grant it in permissions.fsRead or fsWrite.)',
 } as const;
 
 /** Messages about what a Node line cannot enforce, or what a tier cannot give, and what the permissions refused. */
