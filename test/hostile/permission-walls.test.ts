@@ -194,6 +194,11 @@ describe('Unix sockets', () => {
       request.on('response', () => resolve('answered'));
       request.on('error', (e) => resolve('error ' + e.code));
     })`)).toBe('error ERR_ACCESS_DENIED');
+    expect(await run(`return await new Promise((resolve) => {
+      const socket = require('node:tls').connect({ path: ${JSON.stringify(path)}, rejectUnauthorized: false });
+      socket.on('secureConnect', () => { socket.destroy(); resolve('connected'); });
+      socket.on('error', (e) => resolve('error ' + e.code));
+    })`)).toBe('error ERR_ACCESS_DENIED');
     expect(seen.connections).toBe(0);
   });
 
