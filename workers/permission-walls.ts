@@ -108,7 +108,17 @@ function socketPath(args: unknown[]): string | undefined {
   return undefined;
 }
 
+/**
+ * Where the sandbox binds its host-side proxy's socket (SANDBOX_SOCKET in
+ * the sandbox's net plan): it tunnels only the listed `permissions.net`
+ * targets. It exists only inside a sandbox's mount namespace (the host's
+ * proxy socket lives in a folder of its own), so on the host this names
+ * nothing a tool could reach.
+ */
+const SANDBOX_PROXY_SOCKET = '/run/toolpool/net.sock';
+
 function socketProblem(path: string): Error | undefined {
+  if (path === SANDBOX_PROXY_SOCKET) return undefined;
   if (path.startsWith('\0') || path.startsWith('@')) {
     return denied('an abstract Unix socket', 'it is no file the permissions could grant; use the sandbox tier, whose network namespace has none of the host');
   }

@@ -8,7 +8,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, test } from 'vitest';
+import { pidNamespaceArgs, pidNamespaceSupport } from '../../src/isolation/pid-namespace.ts';
 import type { Permissions } from '../../src/isolation/permissions.ts';
 import { createExecutor, type Executor, type ExecutorOptions } from '../../src/index.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
@@ -97,6 +99,30 @@ describe('V8 log files', () => {
     expect(await run(`require('node:v8').setHeapSnapshotNearHeapLimit(1); return 'set'`)).toMatch(/ERR_ACCESS_DENIED/);
     if (major >= 22) expect(await run(`require('node:module').enableCompileCache(${JSON.stringify(join(outside, 'cc'))}); return 'set'`)).toMatch(/ERR_ACCESS_DENIED/);
     expect(existsSync(join(outside, 'cc'))).toBe(false);
+  });
+});
+
+const bwrap = await pidNamespaceSupport();
+
+describe.skipIf(!bwrap)('structure behind the guards, where bubblewrap works (it starts the process tier\'s PID namespace)', () => {
+  test('under permissions the child sees the file system read-only outside fsWrite: V8 cannot open a log file there even unguarded', () => {
+    const target = join(outside, 'unguarded-v8.log');
+    const inside = join(writeRoot, 'unguarded-v8.log');
+    const write = `const fs = require('node:fs'); const seen = [];
+      for (const path of ${JSON.stringify([join(outside, 'plain.txt'), join(writeRoot, 'plain.txt')])}) {
+        try { fs.writeFileSync(path, 'x'); seen.push('wrote'); } catch (e) { seen.push(e.code); }
+      }
+      console.log(seen.join(','));`;
+    // No permission flags here: only the mounts stand between the process and the file.
+    const run = (logfile: string) =>
+      spawnSync(bwrap!, pidNamespaceArgs([process.execPath, '--log', `--logfile=${logfile}`, '--no-logfile-per-isolate', '-e', write], [writeRoot]), { encoding: 'utf8', env: {} });
+    // V8, refused its log file, logs to stdout instead; the script's own line is among its lines.
+    const outsideRun = run(target);
+    expect(outsideRun.stdout.split('\n')).toContain('EROFS,wrote');
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(join(outside, 'plain.txt'))).toBe(false);
+    run(inside);
+    expect(existsSync(inside)).toBe(true);
   });
 });
 
