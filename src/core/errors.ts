@@ -89,6 +89,10 @@ export const ToolErrors = {
   processBrokeProtocol: (problem: string) =>
     `Tool crashed: its isolation process broke the protocol (${truncate(problem, 300)}) and was killed.`,
   processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
+  relativePathInEmptyFolder: (path: string, hostFolder: string) =>
+    ` (The relative path ${JSON.stringify(boundText(path, 300))} did not resolve against the host's working folder: under permissions this tool runs in a process whose working folder is an empty one of its own, ` +
+    `so that Node's permission model confines it. Use an absolute path, such as ${JSON.stringify(boundText(`${hostFolder.replace(/\/$/, '')}/${path.replace(/^\.\//, '')}`, 600))}: ` +
+    'pass the folder in the arguments or in createExecutor({ env }), and grant it in permissions.fsRead or fsWrite.)',
 } as const;
 
 /** Messages about what a Node line cannot enforce, or what a tier cannot give, and what the permissions refused. */
@@ -108,6 +112,10 @@ export const PermissionErrors = {
   netFalseNotEnforceable: (version: string) =>
     `createExecutor: option permissions.net: false cannot be enforced on Node ${version}: a network permission exists only on Node 25+. ` +
     'Run on Node 25 or later, use isolation: "sandbox" (no network unless listed), or leave permissions.net out to accept that tools can reach the network.',
+  linkLeavesRoots: (link: string, target: string, option: 'fsRead' | 'fsWrite') =>
+    `createExecutor: permissions.${option} holds a symbolic link, ${JSON.stringify(boundText(link, 500))}, that leads outside the granted roots (to ${JSON.stringify(boundText(target, 500))}); ` +
+    "Node's permission model follows it, so a tool could " + (option === 'fsWrite' ? 'write' : 'read') + ' there. ' +
+    `Remove the link, grant its target in permissions.${option} too, or use isolation: "sandbox" (where a link leads only inside the sandbox).`,
   writeCoversCompileCache: (path: string, cache: string) =>
     `createExecutor: option permissions.fsWrite ${path} contains toolpool's compile cache (${cache}); a tool could replace the code a later executor runs. ` +
     'Grant a folder that does not contain it.',

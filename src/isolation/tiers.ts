@@ -17,6 +17,7 @@ import {
   type Permissions,
 } from './common/permissions.ts';
 import type { ChildLauncher } from './process/child-launcher.ts';
+import { linkLeavingRoots } from './common/granted-links.ts';
 import { ProcessTier, type ProcessTierOptions } from './process/process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
 import { SandboxTier } from './sandbox/sandbox-tier.ts';
@@ -192,6 +193,18 @@ function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'proces
   if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
   const cover = writeRootCovering(permissions, compileCacheDir());
   if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  checkGrantedLinks(permissions);
+}
+
+/** The permissions whose roots were walked for links (once per permissions object: the walk reads every folder). */
+const linksChecked = new WeakSet<Permissions>();
+
+/** Refuses a granted root holding a symbolic link that leads outside the roots (see linkLeavingRoots). */
+function checkGrantedLinks(permissions: Permissions): void {
+  if (linksChecked.has(permissions)) return;
+  const found = linkLeavingRoots(permissions);
+  if (found) throw new TypeError(PermissionErrors.linkLeavesRoots(found.link, found.target, found.option));
+  linksChecked.add(permissions);
 }
 
 

@@ -109,14 +109,17 @@ export function findPrlimit(): string | undefined {
  * The plain process tier: `prlimit node <flags> <entry>`, inside a PID
  * namespace of its own where bubblewrap works (the host's processes are then
  * neither visible nor signalable: `process.kill(process.ppid)` cannot reach
- * the host); elsewhere as a plain child in a session of its own.
+ * the host), with everything but fsWrite (and /dev) mounted read-only under
+ * permissions; elsewhere as a plain child in a session of its own.
  */
 export const processLauncher: ChildLauncher = {
   name: 'process',
   async launch(spec) {
     const bwrap = await pidNamespaceSupport();
     const node = [spec.node, ...spec.nodeArgs];
-    const { command, args } = bwrap ? withLimits(spec, bwrap, pidNamespaceArgs(node)) : withLimits(spec, node[0]!, node.slice(1));
+    // Under permissions the file system outside fsWrite is read-only too: structure behind the permission model's flags.
+    const writable = spec.nodeArgs.some((flag) => flag === '--permission' || flag === '--experimental-permission') ? spec.writePaths : undefined;
+    const { command, args } = bwrap ? withLimits(spec, bwrap, pidNamespaceArgs(node, writable)) : withLimits(spec, node[0]!, node.slice(1));
     return { command, args, options: childSpawnOptions(spec), ...(bwrap ? { signalsAsExitCodes: true } : {}) };
   },
 };

@@ -4,9 +4,9 @@
  * message's shape and types before the host reads a field of it, and
  * bounds the texts that end up in results.
  */
-import { serialize } from 'node:v8';
 import { ToolErrors, truncate } from '../../core/errors.ts';
 import { usageProblem } from '../worker/channel-messages.ts';
+import { checkPayload } from '../worker/payload.ts';
 import type { RunOutcome, RunUsage } from '../../core/runner.ts';
 import { problemWithResult } from '../../core/tool-result.ts';
 import type { ChildToHost } from './process-protocol.ts';
@@ -72,15 +72,18 @@ export function checkUsage(value: unknown): RunUsage | string {
 
 /**
  * A result as the child sent it, checked again on the host: its shape and
- * its real size against `maxResultBytes` (the child's own check could have
- * been skipped by whoever sent it).
+ * its size against `maxResultBytes` (the child's own check could have been
+ * skipped by whoever sent it), measured as the worker tier measures it:
+ * a shared reference counts each time it appears, because whoever reads the
+ * result (the output schema, JSON for the model) expands it. Its serialized
+ * size would let a few bytes stand for 2^40 nodes.
  */
 export function checkReceivedOutcome(outcome: RunOutcome, maxResultBytes: number): RunOutcome {
   if (!outcome.ok) return outcome;
   const problem = problemWithResult(outcome.result);
   if (problem) return failedRun(outcome, ToolErrors.invalidResult(problem));
-  const bytes = serialize(outcome.result).byteLength;
-  if (bytes > maxResultBytes) return failedRun(outcome, ToolErrors.resultTooLarge('result', bytes, maxResultBytes));
+  const tooLarge = checkPayload(outcome.result, 'result', maxResultBytes);
+  if (tooLarge) return failedRun(outcome, tooLarge);
   return outcome;
 }
 

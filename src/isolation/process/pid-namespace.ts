@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { findBwrap } from '../common/find-bwrap.ts';
 
 /** How long the probe may take. */
@@ -16,11 +17,35 @@ const isRoot = () => process.geteuid?.() === 0;
  * process tier always did, but no capability; run by another user it needs
  * a user namespace, which gets no capabilities and may not nest.
  */
-export function pidNamespaceArgs(command: readonly string[]): string[] {
+export function pidNamespaceArgs(command: readonly string[], writable?: readonly string[]): string[] {
   // Root keeps root's file rights but no capability: with CAP_SYS_ADMIN it could unmount this /proc and reach the host's
   // processes again (their memory, their environment). bwrap also sets no_new_privs, so no exec gives them back.
   const userNamespace = isRoot() ? ['--cap-drop', 'ALL'] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
-  return [...userNamespace, '--dev-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--new-session', '--', ...command];
+  return [...userNamespace, ...fileSystem(writable), '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--new-session', '--', ...command];
+}
+
+/**
+ * The whole file system as it is; or, given the paths the child may write
+ * (under permissions: `fsWrite`), the whole file system read-only but for
+ * those and /dev. What opens files past Node's permission model (V8's own
+ * log files, a native library) then cannot write anywhere else either, and
+ * a process without capabilities cannot remount it.
+ */
+function fileSystem(writable: readonly string[] | undefined): string[] {
+  if (writable === undefined) return ['--dev-bind', '/', '/'];
+  const binds = writable.flatMap((path) => {
+    const real = existingRealPath(path);
+    return real === undefined ? [] : ['--bind', real, real];
+  });
+  return ['--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', ...binds];
+}
+
+function existingRealPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined; // nothing there to bind: the permission model refuses writes there anyway
+  }
 }
 
 let probe: Promise<string | undefined> | undefined;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../../core/errors.ts';
 import { toRunnableRuntime } from '../worker/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
-import { checkPayload } from '../worker/payload.ts';
+import { checkPayload, withinExpandedBytes } from '../worker/payload.ts';
 import { toolKeyOf } from '../worker/pool-call.ts';
 import { forwardToolOutput } from '../worker/tool-output.ts';
 import type { ThreadBudget } from '../worker/thread-budget.ts';
@@ -45,6 +45,11 @@ const CLOSE_GRACE_MS = 2_000;
 const STDERR_TAIL_CHARS = 4_096;
 /** How V8 and Node say that the data cap was reached, when they abort instead of throwing. */
 const OUT_OF_MEMORY = /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
+/**
+ * A file error naming a relative path, as Node words it (`ENOENT: no such file or directory, open 'data/x.txt'`)
+ * or as toolpool words a permission denial (`Access denied: the tool may not read "data/x.txt"`).
+ */
+const RELATIVE_PATH_ERROR = /\b(?:ENOENT|EACCES)\b[^\n]*?, \w+ '((?![/\\])[^'\n]+)'|^Access denied: the tool may not (?:read|write) "((?![/\\])[^"\n]+)"/;
 /** How long a child may take to start and answer its init. */
 const START_DEADLINE_MS = 20_000;
 /** Added to every request's own bound before the host gives up on the child. */
@@ -173,10 +178,24 @@ export class ToolProcess {
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.
       const outcome = withQueuedBefore(boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb), sentAt - handedAt);
-      return withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb);
+      return this.#withRelativePathHint(withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb));
     } finally {
       job.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * Under permissions the plain process tier's child works in an empty
+   * folder of its own (its workers could read all under a real one, Node
+   * 22+), so a relative path a tool's author meant against the host's
+   * working folder fails there: the error then says why and what to write.
+   * (The sandbox binds the host's working folder, where they resolve.)
+   */
+  #withRelativePathHint(outcome: RunOutcome): RunOutcome {
+    if (outcome.ok || this.options.cwd === undefined || this.options.launcher !== undefined) return outcome;
+    const found = RELATIVE_PATH_ERROR.exec(outcome.error);
+    const relative = found?.[1] ?? found?.[2];
+    return relative === undefined ? outcome : failedRun(outcome, outcome.error + ToolErrors.relativePathInEmptyFolder(relative, process.cwd()));
   }
 
   async close(): Promise<void> {
@@ -301,7 +320,7 @@ export class ToolProcess {
     let first: ((message: unknown) => void) | undefined;
     const firstMessage = new Promise<unknown>((resolve) => (first = resolve));
     const reader = new FrameReader(
-      () => Math.max(BASE_FRAME_BYTES, this.#largestRunningResultBytes()) + FRAME_MARGIN_BYTES,
+      () => this.#frameBound(),
       (message) => {
         if (first) {
           const resolve = first;
@@ -379,9 +398,23 @@ export class ToolProcess {
     };
   }
 
-  /** Everything from the child is checked, and must answer a request of this host that is still open. */
+  /** The most a frame may hold now, in its bytes and in what its shared references expand to. */
+  #frameBound(): number {
+    return Math.max(BASE_FRAME_BYTES, this.#largestRunningResultBytes()) + FRAME_MARGIN_BYTES;
+  }
+
+  /**
+   * Everything from the child is checked, and must answer a request of this
+   * host that is still open. First of all its size as read, with each shared
+   * reference counted each time (bounded by the frame bound, so the check
+   * costs no more than a frame may): every later check and every reader of
+   * the message then costs what its bytes allow. An honest child never sends
+   * more (its workers count results that way before they send them).
+   */
   #onMessage(raw: unknown, child: Child): void {
     if (child !== this.#child) return;
+    const bound = this.#frameBound();
+    if (!withinExpandedBytes(raw, bound)) return this.#kill(ToolErrors.processBrokeProtocol(`it sent a message whose shared references expand past the ${bound} bytes a message may have here`));
     const message = checkChildMessage(raw);
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;

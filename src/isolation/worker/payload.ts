@@ -30,6 +30,21 @@ export function checkPayload(value: unknown, what: 'result' | 'update', maxBytes
   return checked.ok ? undefined : checked.error;
 }
 
+/**
+ * Whether a value that arrived whole (a child's frame) stays within
+ * `maxBytes` when every shared reference is counted each time it appears:
+ * the walk stops at the bound, so it costs no more than the bound, whatever
+ * graph the value's few serialized bytes describe.
+ */
+export function withinExpandedBytes(value: unknown, maxBytes: number): boolean {
+  try {
+    new PayloadWalk(maxBytes, false).visit(value, 'message', 0);
+    return true;
+  } catch {
+    return false; // too large, or something no honest sender makes (deeper than MAX_DEPTH)
+  }
+}
+
 const PLAIN_PROTOTYPES = new Set<unknown>([Object.prototype, null, Array.prototype]);
 const { keys } = Object;
 const { getPrototypeOf, defineProperty } = Object;

@@ -35,6 +35,7 @@ import {
 import type { Tool } from '../../../core/tool.ts';
 import { liveLeftovers, trackAtomicWaits, trackLeftovers } from './leftovers.ts';
 import { disableInspector } from './no-inspector.ts';
+import { holdPermissionWalls } from './permission-walls.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
 import { RunningCall } from './running-call.ts';
@@ -74,6 +75,7 @@ let nextHostCall = 1;
 trackLeftovers(currentCall);
 trackAtomicWaits(currentCall);
 disableInspector();
+holdPermissionWalls();
 process.on('uncaughtException', attributeToCall);
 process.on('unhandledRejection', attributeToCall);
 resetRealmBaseline();
