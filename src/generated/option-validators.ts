@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -63,10 +63,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.beforeToolCall !== undefined){
-let data2 = data.beforeToolCall;
-if(typeof data2 !== "function"){
-const err4 = {instancePath:instancePath+"/beforeToolCall",schemaPath:"#/properties/beforeToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.beforeToolCall,data:data2};
+if(data.coerceArguments !== undefined){
+let data2 = data.coerceArguments;
+if(typeof data2 !== "boolean"){
+const err4 = {instancePath:instancePath+"/coerceArguments",schemaPath:"#/properties/coerceArguments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.coerceArguments.type,parentSchema:schema11.properties.coerceArguments,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -76,10 +76,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.afterToolCall !== undefined){
-let data3 = data.afterToolCall;
+if(data.beforeToolCall !== undefined){
+let data3 = data.beforeToolCall;
 if(typeof data3 !== "function"){
-const err5 = {instancePath:instancePath+"/afterToolCall",schemaPath:"#/properties/afterToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.afterToolCall,data:data3};
+const err5 = {instancePath:instancePath+"/beforeToolCall",schemaPath:"#/properties/beforeToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.beforeToolCall,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -89,14 +89,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.host !== undefined){
-let data4 = data.host;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key1 in data4){
-if(pattern0.test(key1)){
-let data5 = data4[key1];
-if(typeof data5 !== "function"){
-const err6 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data5};
+if(data.afterToolCall !== undefined){
+let data4 = data.afterToolCall;
+if(typeof data4 !== "function"){
+const err6 = {instancePath:instancePath+"/afterToolCall",schemaPath:"#/properties/afterToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.afterToolCall,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -106,10 +102,14 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data4};
+if(data.host !== undefined){
+let data5 = data.host;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+if(pattern0.test(key1)){
+let data6 = data5[key1];
+if(typeof data6 !== "function"){
+const err7 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data6};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -119,12 +119,10 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data6 = data.limits;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key2 in data6){
-if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
-const err8 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data6};
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data5};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -134,11 +132,12 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data6.timeoutMs !== undefined){
-let data7 = data6.timeoutMs;
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 <= 0 || isNaN(data7)){
-const err9 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data7};
+if(data.limits !== undefined){
+let data7 = data.limits;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key2 in data7){
+if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
+const err9 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data7};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -148,8 +147,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-else {
-const err10 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data7};
+if(data7.timeoutMs !== undefined){
+let data8 = data7.timeoutMs;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 <= 0 || isNaN(data8)){
+const err10 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -159,11 +161,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data6.maxMemoryMb !== undefined){
-let data8 = data6.maxMemoryMb;
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 16 || isNaN(data8)){
-const err11 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data8};
+else {
+const err11 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -173,8 +172,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data8};
+if(data7.maxMemoryMb !== undefined){
+let data9 = data7.maxMemoryMb;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 16 || isNaN(data9)){
+const err12 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -184,11 +186,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data6.maxResultBytes !== undefined){
-let data9 = data6.maxResultBytes;
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 <= 0 || isNaN(data9)){
-const err13 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data9};
+else {
+const err13 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -198,8 +197,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data9};
+if(data7.maxResultBytes !== undefined){
+let data10 = data7.maxResultBytes;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 <= 0 || isNaN(data10)){
+const err14 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -209,11 +211,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data6.abortGraceMs !== undefined){
-let data10 = data6.abortGraceMs;
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 <= 0 || isNaN(data10)){
-const err15 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data10};
+else {
+const err15 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -223,8 +222,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data10};
+if(data7.abortGraceMs !== undefined){
+let data11 = data7.abortGraceMs;
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 <= 0 || isNaN(data11)){
+const err16 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -234,9 +236,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data6};
+const err17 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -246,16 +247,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.toolLimits !== undefined){
-let data11 = data.toolLimits;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key3 in data11){
-if(pattern0.test(key3)){
-let data12 = data11[key3];
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key4 in data12){
-if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
-const err18 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data12};
+}
+else {
+const err18 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -265,11 +259,16 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data12.timeoutMs !== undefined){
-let data13 = data12.timeoutMs;
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 <= 0 || isNaN(data13)){
-const err19 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data13};
+if(data.toolLimits !== undefined){
+let data12 = data.toolLimits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key3 in data12){
+if(pattern0.test(key3)){
+let data13 = data12[key3];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key4 in data13){
+if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
+const err19 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -279,8 +278,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data13};
+if(data13.timeoutMs !== undefined){
+let data14 = data13.timeoutMs;
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 <= 0 || isNaN(data14)){
+const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -290,11 +292,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data12.maxMemoryMb !== undefined){
-let data14 = data12.maxMemoryMb;
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 16 || isNaN(data14)){
-const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data14};
+else {
+const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -304,8 +303,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data14};
+if(data13.maxMemoryMb !== undefined){
+let data15 = data13.maxMemoryMb;
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 16 || isNaN(data15)){
+const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -315,11 +317,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data12.maxResultBytes !== undefined){
-let data15 = data12.maxResultBytes;
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 <= 0 || isNaN(data15)){
-const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data15};
+else {
+const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -329,8 +328,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-else {
-const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data15};
+if(data13.maxResultBytes !== undefined){
+let data16 = data13.maxResultBytes;
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 <= 0 || isNaN(data16)){
+const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -340,11 +342,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data12.abortGraceMs !== undefined){
-let data16 = data12.abortGraceMs;
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 <= 0 || isNaN(data16)){
-const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data16};
+else {
+const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -354,8 +353,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data16};
+if(data13.abortGraceMs !== undefined){
+let data17 = data13.abortGraceMs;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 <= 0 || isNaN(data17)){
+const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -365,9 +367,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
 else {
-const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data12};
+const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -378,9 +379,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err28 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data11};
+const err28 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -390,12 +390,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.workers !== undefined){
-let data17 = data.workers;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-for(const key5 in data17){
-if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
-const err29 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data17};
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -405,10 +403,12 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data17.min !== undefined){
-let data18 = data17.min;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err30 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data18};
+if(data.workers !== undefined){
+let data18 = data.workers;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key5 in data18){
+if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
+const err30 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -417,9 +417,11 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err31 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data18};
+}
+if(data18.min !== undefined){
+let data19 = data18.min;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err31 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -428,12 +430,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-if(data17.max !== undefined){
-let data19 = data17.max;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err32 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data19};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err32 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -442,9 +441,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
-const err33 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data19};
+}
+}
+if(data18.max !== undefined){
+let data20 = data18.max;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err33 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -453,12 +455,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-if(data17.idleTimeoutMs !== undefined){
-let data20 = data17.idleTimeoutMs;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err34 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data20};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
+const err34 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -467,9 +466,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err35 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data20};
+}
+}
+if(data18.idleTimeoutMs !== undefined){
+let data21 = data18.idleTimeoutMs;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err35 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -478,12 +480,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-if(data17.loadTimeoutMs !== undefined){
-let data21 = data17.loadTimeoutMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err36 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data21};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err36 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -492,9 +491,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
-const err37 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data21};
+}
+}
+if(data18.loadTimeoutMs !== undefined){
+let data22 = data18.loadTimeoutMs;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err37 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -503,11 +505,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data17};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
+const err38 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -517,10 +517,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.isolation !== undefined){
-let data22 = data.isolation;
-if(typeof data22 !== "string"){
-const err39 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data22};
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data18};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -529,8 +529,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(((data22 === "worker") || (data22 === "process")) || (data22 === "sandbox"))){
-const err40 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data22};
+}
+if(data.isolation !== undefined){
+let data23 = data.isolation;
+if(typeof data23 !== "string"){
+const err40 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data23};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -539,13 +542,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data.permissions !== undefined){
-let data23 = data.permissions;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-for(const key6 in data23){
-if(!(((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "net"))){
-const err41 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data23};
+if(!(((data23 === "worker") || (data23 === "process")) || (data23 === "sandbox"))){
+const err41 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data23};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -555,15 +553,12 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data23.fsRead !== undefined){
-let data24 = data23.fsRead;
-if(Array.isArray(data24)){
-const len0 = data24.length;
-for(let i0=0; i0<len0; i0++){
-let data25 = data24[i0];
-if(typeof data25 === "string"){
-if(func3(data25) < 1){
-const err42 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data25};
+if(data.permissions !== undefined){
+let data24 = data.permissions;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+for(const key6 in data24){
+if(!(((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "net"))){
+const err42 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data24};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -573,8 +568,15 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data25};
+if(data24.fsRead !== undefined){
+let data25 = data24.fsRead;
+if(Array.isArray(data25)){
+const len0 = data25.length;
+for(let i0=0; i0<len0; i0++){
+let data26 = data25[i0];
+if(typeof data26 === "string"){
+if(func3(data26) < 1){
+const err43 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -584,9 +586,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
 else {
-const err44 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data24};
+const err44 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -596,15 +597,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data23.fsWrite !== undefined){
-let data26 = data23.fsWrite;
-if(Array.isArray(data26)){
-const len1 = data26.length;
-for(let i1=0; i1<len1; i1++){
-let data27 = data26[i1];
-if(typeof data27 === "string"){
-if(func3(data27) < 1){
-const err45 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data27};
+}
+else {
+const err45 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data25};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -614,8 +609,15 @@ vErrors.push(err45);
 errors++;
 }
 }
-else {
-const err46 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data27};
+if(data24.fsWrite !== undefined){
+let data27 = data24.fsWrite;
+if(Array.isArray(data27)){
+const len1 = data27.length;
+for(let i1=0; i1<len1; i1++){
+let data28 = data27[i1];
+if(typeof data28 === "string"){
+if(func3(data28) < 1){
+const err46 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -625,9 +627,8 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
 else {
-const err47 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data26};
+const err47 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -637,13 +638,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data23.net !== undefined){
-let data28 = data23.net;
-const _errs89 = errors;
-let valid11 = false;
-const _errs90 = errors;
-if(typeof data28 !== "boolean"){
-const err48 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data28};
+}
+else {
+const err48 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data27};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -652,17 +649,14 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs90 === errors;
-valid11 = valid11 || _valid0;
-if(!valid11){
+}
+if(data24.net !== undefined){
+let data29 = data24.net;
 const _errs92 = errors;
-if(Array.isArray(data28)){
-const len2 = data28.length;
-for(let i2=0; i2<len2; i2++){
-let data29 = data28[i2];
-if(typeof data29 === "string"){
-if(func3(data29) < 1){
-const err49 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data29};
+let valid11 = false;
+const _errs93 = errors;
+if(typeof data29 !== "boolean"){
+const err49 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data29};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -671,9 +665,17 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data29};
+var _valid0 = _errs93 === errors;
+valid11 = valid11 || _valid0;
+if(!valid11){
+const _errs95 = errors;
+if(Array.isArray(data29)){
+const len2 = data29.length;
+for(let i2=0; i2<len2; i2++){
+let data30 = data29[i2];
+if(typeof data30 === "string"){
+if(func3(data30) < 1){
+const err50 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data30};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -683,9 +685,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
 else {
-const err51 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data28};
+const err51 = {instancePath:instancePath+"/permissions/net/" + i2,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data30};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -694,11 +695,10 @@ vErrors.push(err51);
 }
 errors++;
 }
-var _valid0 = _errs92 === errors;
-valid11 = valid11 || _valid0;
 }
-if(!valid11){
-const err52 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data28};
+}
+else {
+const err52 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data29};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -707,11 +707,24 @@ vErrors.push(err52);
 }
 errors++;
 }
+var _valid0 = _errs95 === errors;
+valid11 = valid11 || _valid0;
+}
+if(!valid11){
+const err53 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data29};
+if(vErrors === null){
+vErrors = [err53];
+}
 else {
-errors = _errs89;
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs92;
 if(vErrors !== null){
-if(_errs89){
-vErrors.length = _errs89;
+if(_errs92){
+vErrors.length = _errs92;
 }
 else {
 vErrors = null;
@@ -721,27 +734,7 @@ vErrors = null;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data23};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-if(data.env !== undefined){
-let data30 = data.env;
-const _errs98 = errors;
-let valid14 = false;
-const _errs99 = errors;
-if(Array.isArray(data30)){
-const len3 = data30.length;
-for(let i3=0; i3<len3; i3++){
-let data31 = data30[i3];
-if(typeof data31 !== "string"){
-const err54 = {instancePath:instancePath+"/env/" + i3,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data31};
+const err54 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -751,9 +744,17 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data30};
+if(data.env !== undefined){
+let data31 = data.env;
+const _errs101 = errors;
+let valid14 = false;
+const _errs102 = errors;
+if(Array.isArray(data31)){
+const len3 = data31.length;
+for(let i3=0; i3<len3; i3++){
+let data32 = data31[i3];
+if(typeof data32 !== "string"){
+const err55 = {instancePath:instancePath+"/env/" + i3,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data32};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -762,16 +763,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid1 = _errs99 === errors;
-valid14 = valid14 || _valid1;
-if(!valid14){
-const _errs103 = errors;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key7 in data30){
-if(pattern0.test(key7)){
-let data32 = data30[key7];
-if(typeof data32 !== "string"){
-const err56 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data32};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data31};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -780,11 +775,16 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data30};
+var _valid1 = _errs102 === errors;
+valid14 = valid14 || _valid1;
+if(!valid14){
+const _errs106 = errors;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key7 in data31){
+if(pattern0.test(key7)){
+let data33 = data31[key7];
+if(typeof data33 !== "string"){
+const err57 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data33};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -793,11 +793,11 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid1 = _errs103 === errors;
-valid14 = valid14 || _valid1;
 }
-if(!valid14){
-const err58 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data30};
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -806,23 +806,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-else {
-errors = _errs98;
-if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
+var _valid1 = _errs106 === errors;
+valid14 = valid14 || _valid1;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.remote !== undefined){
-let data33 = data.remote;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.execute === undefined){
-const err59 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data33};
+if(!valid14){
+const err59 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -831,8 +819,23 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data33.close === undefined){
-const err60 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data33};
+else {
+errors = _errs101;
+if(vErrors !== null){
+if(_errs101){
+vErrors.length = _errs101;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.remote !== undefined){
+let data34 = data.remote;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.execute === undefined){
+const err60 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data34};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -841,10 +844,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data33.execute !== undefined){
-let data34 = data33.execute;
-if(typeof data34 !== "function"){
-const err61 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data34};
+if(data34.close === undefined){
+const err61 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data34};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -853,11 +854,10 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data33.close !== undefined){
-let data35 = data33.close;
+if(data34.execute !== undefined){
+let data35 = data34.execute;
 if(typeof data35 !== "function"){
-const err62 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data35};
+const err62 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data35};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -867,9 +867,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-}
-else {
-const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data33};
+if(data34.close !== undefined){
+let data36 = data34.close;
+if(typeof data36 !== "function"){
+const err63 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data36};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -879,16 +880,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data.mcpServers !== undefined){
-let data36 = data.mcpServers;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-for(const key8 in data36){
-if(pattern0.test(key8)){
-let data37 = data36[key8];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key9 in data37){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err64 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+}
+else {
+const err64 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data34};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -898,11 +892,16 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data37.command !== undefined){
-let data38 = data37.command;
-if(typeof data38 === "string"){
-if(func3(data38) < 1){
-const err65 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+if(data.mcpServers !== undefined){
+let data37 = data.mcpServers;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+for(const key8 in data37){
+if(pattern0.test(key8)){
+let data38 = data37[key8];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key9 in data38){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err65 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data38};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -912,8 +911,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+if(data38.command !== undefined){
+let data39 = data38.command;
+if(typeof data39 === "string"){
+if(func3(data39) < 1){
+const err66 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data39};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -923,14 +925,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data37.args !== undefined){
-let data39 = data37.args;
-if(Array.isArray(data39)){
-const len4 = data39.length;
-for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
-if(typeof data40 !== "string"){
-const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data40};
+else {
+const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data39};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -940,9 +936,14 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-else {
-const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data39};
+if(data38.args !== undefined){
+let data40 = data38.args;
+if(Array.isArray(data40)){
+const len4 = data40.length;
+for(let i4=0; i4<len4; i4++){
+let data41 = data40[i4];
+if(typeof data41 !== "string"){
+const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -952,14 +953,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data37.env !== undefined){
-let data41 = data37.env;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-for(const key10 in data41){
-if(pattern0.test(key10)){
-let data42 = data41[key10];
-if(typeof data42 !== "string"){
-const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data42};
+}
+else {
+const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -969,10 +965,14 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data41};
+if(data38.env !== undefined){
+let data42 = data38.env;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+for(const key10 in data42){
+if(pattern0.test(key10)){
+let data43 = data42[key10];
+if(typeof data43 !== "string"){
+const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data43};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -982,11 +982,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.cwd !== undefined){
-let data43 = data37.cwd;
-if(typeof data43 === "string"){
-if(func3(data43) < 1){
-const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data42};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -996,8 +995,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+if(data38.cwd !== undefined){
+let data44 = data38.cwd;
+if(typeof data44 === "string"){
+if(func3(data44) < 1){
+const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data44};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1007,10 +1009,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data37.isolation !== undefined){
-let data44 = data37.isolation;
-if(typeof data44 !== "string"){
-const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+else {
+const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data44};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1019,8 +1019,11 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!((data44 === "process") || (data44 === "sandbox"))){
-const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+}
+if(data38.isolation !== undefined){
+let data45 = data38.isolation;
+if(typeof data45 !== "string"){
+const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data45};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1029,13 +1032,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-if(data37.permissions !== undefined){
-let data45 = data37.permissions;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key11 in data45){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+if(!((data45 === "process") || (data45 === "sandbox"))){
+const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1045,15 +1043,12 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data45.fsRead !== undefined){
-let data46 = data45.fsRead;
-if(Array.isArray(data46)){
-const len5 = data46.length;
-for(let i5=0; i5<len5; i5++){
-let data47 = data46[i5];
-if(typeof data47 === "string"){
-if(func3(data47) < 1){
-const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+if(data38.permissions !== undefined){
+let data46 = data38.permissions;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key11 in data46){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data46};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1063,8 +1058,15 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+if(data46.fsRead !== undefined){
+let data47 = data46.fsRead;
+if(Array.isArray(data47)){
+const len5 = data47.length;
+for(let i5=0; i5<len5; i5++){
+let data48 = data47[i5];
+if(typeof data48 === "string"){
+if(func3(data48) < 1){
+const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data48};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1074,9 +1076,8 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
 else {
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data46};
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data48};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1086,15 +1087,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data45.fsWrite !== undefined){
-let data48 = data45.fsWrite;
-if(Array.isArray(data48)){
-const len6 = data48.length;
-for(let i6=0; i6<len6; i6++){
-let data49 = data48[i6];
-if(typeof data49 === "string"){
-if(func3(data49) < 1){
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+}
+else {
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data47};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1104,8 +1099,15 @@ vErrors.push(err79);
 errors++;
 }
 }
-else {
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+if(data46.fsWrite !== undefined){
+let data49 = data46.fsWrite;
+if(Array.isArray(data49)){
+const len6 = data49.length;
+for(let i6=0; i6<len6; i6++){
+let data50 = data49[i6];
+if(typeof data50 === "string"){
+if(func3(data50) < 1){
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1115,9 +1117,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data48};
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1127,15 +1128,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data45.net !== undefined){
-let data50 = data45.net;
-if(Array.isArray(data50)){
-const len7 = data50.length;
-for(let i7=0; i7<len7; i7++){
-let data51 = data50[i7];
-if(typeof data51 === "string"){
-if(func3(data51) < 1){
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+}
+else {
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data49};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1145,8 +1140,15 @@ vErrors.push(err82);
 errors++;
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+if(data46.net !== undefined){
+let data51 = data46.net;
+if(Array.isArray(data51)){
+const len7 = data51.length;
+for(let i7=0; i7<len7; i7++){
+let data52 = data51[i7];
+if(typeof data52 === "string"){
+if(func3(data52) < 1){
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data52};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1156,9 +1158,8 @@ vErrors.push(err83);
 errors++;
 }
 }
-}
 else {
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data50};
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data52};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1170,7 +1171,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data51};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1180,11 +1181,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data37.timeoutMs !== undefined){
-let data52 = data37.timeoutMs;
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 <= 0 || isNaN(data52)){
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+}
+else {
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1194,8 +1193,11 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+if(data38.timeoutMs !== undefined){
+let data53 = data38.timeoutMs;
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 <= 0 || isNaN(data53)){
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data53};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1205,13 +1207,8 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data37.needsApproval !== undefined){
-let data53 = data37.needsApproval;
-const _errs170 = errors;
-let valid31 = false;
-const _errs171 = errors;
-if(typeof data53 !== "boolean"){
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data53};
+else {
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data53};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1220,12 +1217,14 @@ vErrors.push(err88);
 }
 errors++;
 }
-var _valid2 = _errs171 === errors;
-valid31 = valid31 || _valid2;
-if(!valid31){
+}
+if(data38.needsApproval !== undefined){
+let data54 = data38.needsApproval;
 const _errs173 = errors;
-if(typeof data53 !== "function"){
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data53};
+let valid31 = false;
+const _errs174 = errors;
+if(typeof data54 !== "boolean"){
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data54};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1234,11 +1233,12 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid2 = _errs173 === errors;
+var _valid2 = _errs174 === errors;
 valid31 = valid31 || _valid2;
-}
 if(!valid31){
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data53};
+const _errs176 = errors;
+if(typeof data54 !== "function"){
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data54};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1247,23 +1247,11 @@ vErrors.push(err90);
 }
 errors++;
 }
-else {
-errors = _errs170;
-if(vErrors !== null){
-if(_errs170){
-vErrors.length = _errs170;
+var _valid2 = _errs176 === errors;
+valid31 = valid31 || _valid2;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data37.url !== undefined){
-let data54 = data37.url;
-if(typeof data54 === "string"){
-if(func3(data54) < 1){
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+if(!valid31){
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data54};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1272,9 +1260,23 @@ vErrors.push(err91);
 }
 errors++;
 }
+else {
+errors = _errs173;
+if(vErrors !== null){
+if(_errs173){
+vErrors.length = _errs173;
 }
 else {
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+vErrors = null;
+}
+}
+}
+}
+if(data38.url !== undefined){
+let data55 = data38.url;
+if(typeof data55 === "string"){
+if(func3(data55) < 1){
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data55};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1284,14 +1286,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data37.headers !== undefined){
-let data55 = data37.headers;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-for(const key12 in data55){
-if(pattern0.test(key12)){
-let data56 = data55[key12];
-if(typeof data56 !== "string"){
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data56};
+else {
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data55};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1301,10 +1297,14 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data55};
+if(data38.headers !== undefined){
+let data56 = data38.headers;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+for(const key12 in data56){
+if(pattern0.test(key12)){
+let data57 = data56[key12];
+if(typeof data57 !== "string"){
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data57};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1315,8 +1315,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data56};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1327,9 +1328,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err96 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data36};
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data38};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1340,13 +1340,26 @@ errors++;
 }
 }
 }
+}
 else {
-const err97 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err97 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data37};
 if(vErrors === null){
 vErrors = [err97];
 }
 else {
 vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
 }
 errors++;
 }
