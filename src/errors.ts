@@ -315,8 +315,8 @@ export const ConfigErrors = {
   badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,
   /** Every problem the options schema found, in one message. */
   badOptions: (problems: string[]) => `createExecutor: ${problems.join('; ')}`,
-  unknownOption: (path: string, parent: string, known: string[]) =>
-    `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
+  unknownOption: (path: string, parent: string, known: string[], nearest?: string) =>
+    `unknown option "${path}"; ${nearest === undefined ? '' : `did you mean "${parent ? `${parent}.` : ''}${nearest}"? `}the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
   missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
   noTools: (missingTools: string) => `createExecutor: ${missingTools}, or give mcpServers`,
   moreProblems: (count: number) => `and ${count} more problems`,

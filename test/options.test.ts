@@ -15,6 +15,16 @@ describe('createExecutor options are checked by the options schema', () => {
     );
   });
 
+  test.each([
+    [{ toolLimit: {} }, 'unknown option "toolLimit"; did you mean "toolLimits"? the known options are'],
+    [{ isolaton: 'process' }, 'unknown option "isolaton"; did you mean "isolation"? the known options are'],
+    [{ coerce: false }, 'unknown option "coerce"; did you mean "coerceArguments"? the known options are'],
+    [{ timeoutMs: 5 }, 'unknown option "timeoutMs"; did you mean "limits.timeoutMs"? the known options are'],
+    [{ workers: { maxx: 2 } }, 'unknown option "workers.maxx"; did you mean "workers.max"? the known options of workers are'],
+  ])('an unknown option near a known one suggests it, as the CLI does: %j', async (options, text) => {
+    await expect(create({ tools: [], ...options } as never)).rejects.toThrow(text);
+  });
+
   test('an unknown nested option names its parent and the parent\'s known options', async () => {
     await expect(create({ tools: [], workers: { maximum: 2 } } as never)).rejects.toThrow(
       'unknown option "workers.maximum"; the known options of workers are min, max, idleTimeoutMs, loadTimeoutMs',
