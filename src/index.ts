@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // The public API of toolpool, at a glance.
 export { defineTool, isTool } from './tool.ts';
 export type {
@@ -25,7 +26,7 @@ export { createExecutor } from './create-executor.ts';
 export type { Executor, ToolMetadata } from './executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './options.ts';
 export type { Permissions } from './isolation/permissions.ts';
-export type { EnvOption } from './isolation/environment.ts';
+export type { EnvOption } from './options.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
 export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './remote.ts';
 export type { ApprovalOptions, PendingApproval } from './approval.ts';

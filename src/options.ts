@@ -1,5 +1,4 @@
 import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
-import type { EnvOption } from './isolation/environment.ts';
 import type { Permissions } from './isolation/permissions.ts';
 import type { RemoteRunner } from './remote.ts';
 import type { McpServerConfig } from './mcp-client/types.ts';
@@ -8,6 +7,14 @@ import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from '
 // The options of `createExecutor`, as types. They live below both the
 // executor and the options schema (src/options-schema.ts), which describes
 // each of them once for the runtime check.
+
+/**
+ * What tools see as `process.env`. Nothing of the host's environment by
+ * default: a secret in the host's environment must be invisible to a tool.
+ * A list of names copies those variables from the host; an object gives
+ * exact values.
+ */
+export type EnvOption = readonly string[] | Readonly<Record<string, string>>;
 
 /**
  * A tool as `createExecutor({ tools })` accepts it: a module path or file

@@ -1,12 +1,7 @@
 import { ConfigErrors } from '../errors.ts';
+import type { EnvOption } from '../options.ts';
 
-/**
- * What tools see as `process.env`. Nothing of the host's environment by
- * default: a secret in the host's environment must be invisible to a tool.
- * A list of names copies those variables from the host; an object gives
- * exact values.
- */
-export type EnvOption = readonly string[] | Readonly<Record<string, string>>;
+export type { EnvOption };
 
 export function toolEnvironment(option: EnvOption | undefined, host: NodeJS.ProcessEnv = process.env): Record<string, string> {
   if (option === undefined) return {};
