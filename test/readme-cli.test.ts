@@ -22,7 +22,7 @@ function summaryFlags(): Map<string, string[]> {
   return flags;
 }
 
-test('every flag in the README\'s CLI summary is spelt as its command\'s --help spells it (one spelling per flag)', async () => {
+test('every flag in the README\'s CLI summary is spelt as its command\'s --help spells it (one spelling per flag)', { timeout: 180_000 }, async () => {
   const commands = summaryFlags();
   expect([...commands.keys()].sort()).toEqual(['demo', 'run', 'serve', 'worker']);
   await Promise.all(
