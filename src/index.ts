@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // The public API of toolpool, at a glance.
 export { defineTool, isTool } from './core/tool.ts';
 export type {

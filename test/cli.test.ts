@@ -66,7 +66,7 @@ describe('toolpool demo', () => {
       expect(stdout).toContain(`… ${label} 100%`);
     }
     // The validation error is shown whole: each wrong field on its line, then the value received.
-    expect(stdout).toMatch(/✗ calculator#4 .*Validation failed for tool "calculator":\n {28}- precision: must be integer\n {26}Received arguments: \{"expression":"\(1 \+ 2\) \* 3 \/ 7","precision":"two"\}\n/);
+    expect(stdout).toMatch(/✗ calculator#4 .*Validation failed for tool "calculator":\n {28}- precision: must be an integer \(got "two"\)\n {26}Received arguments: \{"expression":"\(1 \+ 2\) \* 3 \/ 7","precision":"two"\}\n/);
     expect(stdout).toMatch(/✗ read_file#5 .*Blocked by the host's policy/);
     expect(stdout).toMatch(/✗ flaky#6 .*Tool crashed: its worker exited with code 1/);
     // The model reacted to the validation error and the blocked call.

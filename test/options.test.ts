@@ -11,8 +11,18 @@ const tool = (extra: Record<string, unknown>) =>
 describe('createExecutor options are checked by the options schema', () => {
   test('an unknown option is refused with the list of known ones', async () => {
     await expect(create({ tools: [], bogus: 1 } as never)).rejects.toThrow(
-      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, beforeToolCall, afterToolCall, host, limits, toolLimits, workers, isolation, permissions, env, remote, mcpServers',
+      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, coerceArguments, beforeToolCall, afterToolCall, host, limits, toolLimits, workers, isolation, permissions, env, remote, mcpServers',
     );
+  });
+
+  test.each([
+    [{ toolLimit: {} }, 'unknown option "toolLimit"; did you mean "toolLimits"? the known options are'],
+    [{ isolaton: 'process' }, 'unknown option "isolaton"; did you mean "isolation"? the known options are'],
+    [{ coerce: false }, 'unknown option "coerce"; did you mean "coerceArguments"? the known options are'],
+    [{ timeoutMs: 5 }, 'unknown option "timeoutMs"; did you mean "limits.timeoutMs"? the known options are'],
+    [{ workers: { maxx: 2 } }, 'unknown option "workers.maxx"; did you mean "workers.max"? the known options of workers are'],
+  ])('an unknown option near a known one suggests it, as the CLI does: %j', async (options, text) => {
+    await expect(create({ tools: [], ...options } as never)).rejects.toThrow(text);
   });
 
   test('an unknown nested option names its parent and the parent\'s known options', async () => {

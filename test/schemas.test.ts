@@ -68,7 +68,7 @@ describe.each(forms)('a $library tool ($form)', ({ library, tool }) => {
     const executor = await createExecutor({ tools: [tool] });
     const { results } = await executor.executeBatch([call('1', name, { name: { a: 1 } })]);
     expect(results[0]!.isError).toBe(true);
-    expect(textOf(results[0]!)).toContain(`Validation failed for tool "${name}":\n  - name: must be string`);
+    expect(textOf(results[0]!)).toContain(`Validation failed for tool "${name}":\n  - name: must be a string (got an object)`);
   });
 });
 

@@ -42,7 +42,7 @@ describe('argument validation and coercion (S3, S4)', () => {
   test('a value that cannot be coerced is an error result naming the field and what was received', async () => {
     const result = await run({ count: 'three' });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('count: must be number');
+    expect(textOf(result)).toContain('count: must be a number (got "three")');
     expect(textOf(result)).toContain('Received arguments: {"count":"three"}');
   });
 

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliErrors } from '../core/errors.ts';
+import { nearestName } from '../core/nearest-name.ts';
 import { usageError } from './errors.ts';
 
 /**
@@ -24,35 +25,11 @@ function unknownFlag(flag: string, names: string[]): string {
   return nearest ? CliErrors.unknownFlagNear(flag, nearest) : CliErrors.unknownFlag(flag, known);
 }
 
-/**
- * The known flag meant: the only one that starts with what was typed
- * (`--timeout` for `--timeout-ms`), or the one fewest edits away if that is
- * close enough to be a typo rather than another word.
- */
+/** The known flag meant (see nearestName): `--timeout` for `--timeout-ms`, `--tools` for `--toosl`. */
 export function nearestFlag(flag: string, known: readonly string[]): string | undefined {
-  const bare = flag.replace(/^-+/, '');
-  const extended = known.filter((candidate) => candidate.replace(/^-+/, '').startsWith(bare));
-  if (bare.length >= 3 && extended.length === 1) return extended[0];
-  let best: { flag: string; distance: number } | undefined;
-  for (const candidate of known) {
-    const distance = editDistance(bare, candidate.replace(/^-+/, ''));
-    if (!best || distance < best.distance) best = { flag: candidate, distance };
-  }
-  const allowed = Math.max(1, Math.floor(bare.length / 3));
-  return best && best.distance <= allowed ? best.flag : undefined;
-}
-
-/** Levenshtein distance, transpositions counted as one edit (`toosl` → `tools`). */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      rows[i]![j] = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i]![j] = Math.min(rows[i]![j]!, rows[i - 2]![j - 2]! + 1);
-    }
-  }
-  return rows[a.length]![b.length]!;
+  const bare = known.map((candidate) => candidate.replace(/^-+/, ''));
+  const nearest = nearestName(flag.replace(/^-+/, ''), bare);
+  return nearest === undefined ? undefined : known[bare.indexOf(nearest)];
 }
 
 /** The executor options the CLI's flags set: an executor's error about one names the flag the user typed. */

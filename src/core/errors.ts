@@ -325,8 +325,8 @@ export const ConfigErrors = {
   badOption: (option: string, problem: string) => `createExecutor: option ${option} ${problem}`,
   /** Every problem the options schema found, in one message. */
   badOptions: (problems: string[]) => `createExecutor: ${problems.join('; ')}`,
-  unknownOption: (path: string, parent: string, known: string[]) =>
-    `unknown option "${path}"; the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
+  unknownOption: (path: string, parent: string, known: string[], nearest?: string) =>
+    `unknown option "${path}"; ${nearest === undefined ? '' : `did you mean "${parent ? `${parent}.` : ''}${nearest}"? `}the known options${parent ? ` of ${parent}` : ''} are ${known.join(', ')}`,
   missingOption: (field: string, expected: string) => `${field} must be ${expected} (it is missing)`,
   noTools: (missingTools: string) => `createExecutor: ${missingTools}, or give mcpServers`,
   moreProblems: (count: number) => `and ${count} more problems`,
@@ -468,10 +468,20 @@ export const CliErrors = {
  * machine) and whether it may have run; `where` is a Redis address without
  * its password.
  */
+/** What to look at when Redis does not answer. */
+function redisCheck(where: string): string {
+  return `Check that redis-server runs at ${where} and that this machine can reach it (host, port, firewall, password, TLS).`;
+}
+
 export const RemoteErrors = {
   // On the host.
   redisDownBeforeSend: (queue: string, where: string, reason: string) =>
-    `Not run: Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") is unreachable (${boundText(reason, 300)}), so the call could not be sent to a worker machine.`,
+    `Not run: Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") is unreachable (${boundText(reason, 300)}), so the call could not be sent to a worker machine. ` +
+    redisCheck(where),
+  redisUnreachableAtStart: (queue: string, where: string, reason: string, waitedMs: number) =>
+    `toolpool/bullmq: remoteRunner could not reach Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") within ${waitedMs} ms (${boundText(reason, 300)}). ` +
+    `Calls of module tools fail fast until it answers. ${redisCheck(where)}`,
+  redisNoAnswer: (ms: number) => `no answer within ${ms} ms, connectTimeoutMs`,
   redisDownWhileOut: (queue: string, where: string, reason: string) =>
     `Tool call failed: Redis at ${where} (BullMQ queue "${boundText(queue, 200)}") became unreachable while the call was out (${boundText(reason, 300)}), so its result cannot be read. ` +
     'It may have run on a worker machine; it will not be run again.',

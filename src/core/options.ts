@@ -98,6 +98,15 @@ export interface ExecutorOptions {
    * `url` is reached over Streamable HTTP. Needs `@modelcontextprotocol/sdk`.
    */
   mcpServers?: Readonly<Record<string, McpServerConfig>>;
+  /**
+   * Undo the model's common type mistakes where arguments fail their
+   * schema: a numeric string for a number or an integer, `"true"`/`"false"`
+   * for a boolean, a finite number for a string; nothing else (`null` stays
+   * `null`, a boolean never becomes a number). Arguments valid as sent are
+   * never changed. `false` runs only values of the schema's own types.
+   * Default `true`.
+   */
+  coerceArguments?: boolean;
   /** `'sequential'` runs every batch one call at a time. Default `'parallel'`. */
   toolExecution?: ExecutionMode;
   beforeToolCall?: BeforeToolCallHook;

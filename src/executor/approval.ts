@@ -60,6 +60,7 @@ export interface ApprovalCheck {
 }
 
 /** Whether any call of the batch is for a tool with `needsApproval`; synchronous, so other batches pay no promise for the gate. */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function hasGatedCalls(tools: ReadonlyMap<string, RegisteredTool>, calls: readonly ToolCall[]): boolean {
   return calls.some((call) => isGated(tools.get(call.name)));
 }
@@ -70,6 +71,7 @@ export function hasGatedCalls(tools: ReadonlyMap<string, RegisteredTool>, calls:
  * tool, bad arguments) is not put before a person: the batch reports its
  * own error.
  */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export async function checkApprovals(
   tools: ReadonlyMap<string, RegisteredTool>,
   calls: readonly ToolCall[],
@@ -157,6 +159,7 @@ async function validArguments(tool: RegisteredTool, call: ToolCall): Promise<Rec
  * without running tool code again, that they fit the schema: only a
  * snapshotSecret proves where they came from).
  */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function pendingCallProblem(tool: RegisteredTool | undefined, call: ToolCall, entry: PendingApproval): string | undefined {
   if (!tool) return AgentErrors.pendingToolUnknown(entry.toolName);
   if (!isGated(tool)) return AgentErrors.pendingNotGated(entry.toolName);

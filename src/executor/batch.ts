@@ -50,6 +50,7 @@ export interface BatchResult {
 }
 
 /** What a batch needs from its executor. */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export interface BatchEnvironment {
   tools: ReadonlyMap<string, RegisteredTool>;
   toolExecution: ExecutionMode;
@@ -80,6 +81,7 @@ interface CallState {
  * beforeToolCall) in source order; execute (only this part concurrent);
  * finalize (afterToolCall, tool_end, result message) in source order.
  */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export class BatchRun {
   #stopped = false;
   #stopReason: string | undefined;
@@ -370,6 +372,7 @@ function resultMessage({ call, result, isError }: CallState): ToolResultMessage 
 }
 
 /** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkToolCalls(calls: unknown): ToolCall[] {
   if (!Array.isArray(calls)) throw new TypeError(ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
   calls.forEach((call, index) => {
@@ -382,6 +385,7 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
 }
 
 /** Checks the batch options a typo would silently turn into something else; a programming error, so it throws. */
+/** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkBatchOptions(options: BatchOptions): void {
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);

@@ -95,6 +95,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
         toolLimits: checked.toolLimits,
         host: checked.host,
         isolation: checked.isolation,
+        coerceArguments: checked.coerceArguments,
         ...(options.remote ? { remote: options.remote } : {}),
       }),
       options.mcpServers ? loadMcpTools(options.mcpServers, mcpOptions(checked, options.workers)) : undefined,
@@ -118,6 +119,7 @@ interface CheckedOptions {
   limits: ToolLimits;
   toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
+  coerceArguments: boolean;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
 }
@@ -132,6 +134,7 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     limits: definedLimits(options.limits),
     toolLimits: Object.fromEntries(Object.entries(options.toolLimits ?? {}).map(([name, limits]) => [name, definedLimits(limits)])),
     host: options.host ?? {},
+    coerceArguments: options.coerceArguments !== false,
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
   };
@@ -162,6 +165,7 @@ function mcpOptions(checked: CheckedOptions, workers: WorkerOptions | undefined)
     // A result of maxResultBytes, with room for JSON-RPC around it (and JSON's escapes).
     maxLineBytes: 2 * largestResult + MCP_LINE_MARGIN_BYTES,
     tmpBytes: resolveLimits(checked.limits, {}).maxMemoryMb * 1024 * 1024,
+    coerceArguments: checked.coerceArguments,
   };
 }
 

@@ -31,6 +31,8 @@ export interface RegistryContext {
   toolLimits: Readonly<Record<string, ToolLimits>>;
   host: HostFunctions;
   isolation: Isolation;
+  /** `createExecutor({ coerceArguments })`: `false` runs only arguments of the schemas' own types. */
+  coerceArguments: boolean;
   /** Where module tools' `execute` runs when not here (toolpool/bullmq's remoteRunner); describe, prepare and needsApproval stay here. */
   remote?: RemoteRunner;
 }
@@ -112,7 +114,7 @@ async function registerInline(tool: Tool, context: RegistryContext): Promise<Reg
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { coerce: context.coerceArguments }),
     ...detailsValidator(info, where),
     limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
     runner: {
@@ -180,7 +182,7 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined }),
+    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined, coerce: context.coerceArguments }),
     ...detailsValidator(info, where, { untrusted: true }),
     limits,
     isolation,

@@ -22,6 +22,8 @@ export interface SupervisorOptions {
   maxLineBytes: number;
   /** The size of a sandbox's private /tmp. */
   tmpBytes: number;
+  /** `createExecutor({ coerceArguments })`; default on. */
+  coerceArguments?: boolean;
   /** Told whenever the server's tool list changed. */
   onToolsChanged: () => void;
 }
@@ -78,6 +80,7 @@ export class ServerSupervisor {
       server: plan.name,
       limits: { ...options.limits, ...(plan.timeoutMs !== undefined ? { timeoutMs: plan.timeoutMs } : {}) },
       toolLimits: options.toolLimits,
+      ...(options.coerceArguments === false ? { coerceArguments: false } : {}),
       needsApproval: plan.needsApproval,
       call: (toolName, job) => this.call(toolName, job),
     };

@@ -16,6 +16,8 @@ export interface ToolMapping {
   /** The executor's limits, with the server's `timeoutMs` over them. */
   limits: ToolLimits;
   toolLimits: Readonly<Record<string, ToolLimits>>;
+  /** `createExecutor({ coerceArguments })`; default on. */
+  coerceArguments?: boolean;
   needsApproval: McpApproval | undefined;
   /** Runs one call of the server's tool `toolName`. */
   call(toolName: string, job: RunJob): Promise<RunOutcome>;
@@ -39,7 +41,7 @@ export async function executorTool(tool: McpTool, mapping: ToolMapping): Promise
   return {
     info,
     source: `MCP server "${mapping.server}" (tool "${tool.name}")`,
-    validate: compileArgumentValidator(name, where, info.parameters, { untrusted: true }),
+    validate: compileArgumentValidator(name, where, info.parameters, { untrusted: true, coerce: mapping.coerceArguments !== false }),
     ...(info.outputSchema ? { checkDetails: compileDetailsValidator(name, where, info.outputSchema, { untrusted: true }) } : {}),
     limits: resolveLimits(hostLimits(mapping.limits, mapping.toolLimits, name), {}),
     runner: {

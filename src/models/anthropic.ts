@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * A `Model` backed by the Anthropic Messages API. Its own entry point, so
  * `@anthropic-ai/sdk` stays an optional peer dependency.

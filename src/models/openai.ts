@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 /**
  * A `Model` backed by OpenAI Chat Completions (or any server that speaks
  * it: vLLM, llama.cpp, Ollama, LM Studio). Its own entry point, so `openai`

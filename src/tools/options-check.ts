@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ConfigErrors, preview } from '../core/errors.ts';
 import * as generated from './generated/option-validators.ts';
+import { nearestName } from '../core/nearest-name.ts';
 import type { ExecutorOptions } from '../core/options.ts';
 
 /**
@@ -49,10 +50,12 @@ function problemsOf(errors: ErrorObject[], field: (path: string) => string): str
 function problemOf(error: ErrorObject, field: (path: string) => string): string {
   const path = pathOf(error.instancePath);
   const params = error.params as Record<string, unknown>;
-  const parent = error.parentSchema as { properties?: Record<string, { expected?: string }>; expected?: string } | undefined;
+  const parent = error.parentSchema as { properties?: Record<string, { expected?: string; properties?: Record<string, unknown> }>; expected?: string } | undefined;
   const join = (key: string) => (path === '' ? key : `${path}.${key}`);
   if (error.keyword === 'additionalProperties') {
-    return ConfigErrors.unknownOption(join(String(params.additionalProperty).slice(0, 200)), path, Object.keys(parent?.properties ?? {}));
+    const key = String(params.additionalProperty).slice(0, 200);
+    const known = Object.keys(parent?.properties ?? {});
+    return ConfigErrors.unknownOption(join(key), path, known, nearestName(key, known) ?? nestedOption(key, parent?.properties ?? {}));
   }
   if (error.keyword === 'required') {
     const key = String(params.missingProperty);
@@ -60,6 +63,12 @@ function problemOf(error: ErrorObject, field: (path: string) => string): string 
   }
   const label = path === '' ? field('(options)') : field(path);
   return ConfigErrors.wrongOption(label, parent?.expected ?? (error.message ?? 'valid').replace(/^must be /, ''), preview(error.data, 80));
+}
+
+/** An option given one level too high (`timeoutMs` for `limits.timeoutMs`): the known object option that has it. */
+function nestedOption(key: string, properties: Record<string, { properties?: Record<string, unknown> }>): string | undefined {
+  const owner = Object.keys(properties).find((name) => Object.hasOwn(properties[name]?.properties ?? {}, key));
+  return owner === undefined ? undefined : `${owner}.${key}`;
 }
 
 /** `/limits/timeoutMs` → `limits.timeoutMs`; `/permissions/fsRead/0` → `permissions.fsRead[0]`. */

@@ -124,6 +124,7 @@ export const executorProperties = {
   // Required unless mcpServers is given (checked in createExecutor).
   tools: Optional(Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' })),
   toolExecution: Optional(ExecutionModeSchema),
+  coerceArguments: Optional(Type.Boolean({ expected: 'true or false' })),
   beforeToolCall: Optional(FunctionOption()),
   afterToolCall: Optional(FunctionOption()),
   host: Optional(Type.Record(Type.String(), FunctionOption(), { expected: 'an object of functions' })),

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { createRequire } from 'node:module';
+import { coerceAtErrors, valueAt } from './coercion.ts';
 import { ConfigErrors, ToolErrors, errorMessage, preview } from '../core/errors.ts';
 import { fieldPath } from '../core/field-path.ts';
 import { linearRegExp, linearRegExpOrDeferred } from '../core/linear-regexp.ts';
@@ -15,9 +16,11 @@ const require = createRequire(import.meta.url);
  * host) get a linear-time engine. A module tool whose Standard Schema
  * validates again in its worker may have patterns that engine cannot run
  * (Zod's hostname and emoji checks use lookahead): the host leaves those to
- * the worker instead of refusing the tool. `coerceTypes` undoes the usual
- * model mistakes (`"3"` for a number, `"true"` for a boolean) in place;
- * `useDefaults` fills schema defaults; `allErrors` lets one error result
+ * the worker instead of refusing the tool. Ajv's own `coerceTypes` is off:
+ * it rewrote values a union's other branch accepted and made `null` into
+ * `""`, `0` or `false`; coercion.ts undoes the usual model mistakes
+ * (`"3"` for a number, `"true"` for a boolean) instead, only where the
+ * arguments as sent fail. `useDefaults` fills schema defaults; `allErrors` lets one error result
  * name every wrong field at once. Each is made on first use: an executor of
  * module tools alone never needs the inline tools' one.
  */
@@ -25,10 +28,10 @@ let trustedAjv: Ajv | undefined;
 let untrustedAjv: Ajv | undefined;
 let revalidatedAjv: Ajv | undefined;
 
-/** An Ajv instance as toolpool sets them up; `coerce` for arguments, not for checking what a tool returned. */
+/** An Ajv instance as toolpool sets them up; `coerce` for arguments (defaults are filled), not for checking what a tool returned. */
 export function schemaAjv({ coerce, regExp }: { coerce: boolean; regExp?: RegExpEngine }): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
-  return new Ajv({ coerceTypes: coerce, useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
+  return new Ajv({ useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
 }
 
 const withFormats = new WeakSet<Ajv>();
@@ -68,7 +71,8 @@ export type ValidationOutcome =
   | { ok: false; message: string };
 
 /**
- * Validates and coerces `args` in place (callers pass an object they own).
+ * Validates `args`, and coerces them in place where they fail as sent
+ * (callers pass an object they own).
  * `received` is what the model sent, untouched, for the error text.
  */
 export type ArgumentValidator = (args: Record<string, unknown>, received: unknown) => ValidationOutcome;
@@ -77,7 +81,12 @@ export type ArgumentValidator = (args: Record<string, unknown>, received: unknow
 export interface SchemaTrust {
   untrusted?: boolean;
   revalidatedInWorker?: boolean;
+  /** `createExecutor({ coerceArguments })`: `false` runs only values of the schema's own types. Default `true`. */
+  coerce?: boolean;
 }
+
+/** Coercing one value can bring a nested one into view (rarely): a few rounds, then the errors stand. */
+const COERCION_ROUNDS = 3;
 
 /**
  * Compiles the validator for one tool, once, at registration. Throws a
@@ -90,11 +99,16 @@ export function compileArgumentValidator(toolName: string, where: string, schema
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
+  const coerce = trust.coerce !== false;
   return (args, received) => {
+    // Arguments that are valid as sent run as sent: coercion never touches them.
     if (validate(args)) return { ok: true, args };
+    for (let round = 0; coerce && round < COERCION_ROUNDS && coerceAtErrors(args, validate.errors ?? []); round++) {
+      if (validate(args)) return { ok: true, args };
+    }
     const errors = foldUnions(validate.errors ?? []);
     // Only as many problems as the error text shows are described: 200,000 unknown properties stay cheap.
-    const problems = errors.slice(0, 20).map((error) => describeProblem(error, schema));
+    const problems = errors.slice(0, 20).map((error) => describeProblem(error, schema, args));
     return { ok: false, message: ToolErrors.validationFailed(toolName, problems, received, errors.length) };
   };
 }
@@ -113,10 +127,14 @@ function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
 }
 
 /** One problem Ajv found, in words: `limit: must be <= 50`, `mode: must be one of "a", "b"`. */
-export function describeProblem(error: ErrorObject, schema: JsonSchema): string {
+export function describeProblem(error: ErrorObject, schema: JsonSchema, args?: unknown): string {
   const field = fieldOf(error);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
+    case 'type':
+      // Arguments: the type in words and what the model sent there; a tool's returned details keep Ajv's words.
+      if (args !== undefined) return `${field}: must be ${typeWords(params.type)}${sentValue(args, error.instancePath)}`;
+      return `${field}: ${error.message ?? 'is invalid'}`;
     case 'required':
       return `${field}: is required but missing`;
     case 'additionalProperties':
@@ -131,6 +149,22 @@ export function describeProblem(error: ErrorObject, schema: JsonSchema): string 
     default:
       return `${field}: ${error.message ?? 'is invalid'}`;
   }
+}
+
+/** `"number"`, `["string", "null"]` → `a number`, `a string or null`. */
+function typeWords(type: unknown): string {
+  const types = (Array.isArray(type) ? type : [type]).map(String);
+  const words = types.map((name) => (name === 'null' ? 'null' : name === 'array' || name === 'integer' || name === 'object' ? `an ${name}` : `a ${name}`));
+  return words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+}
+
+/** What the model sent at a wrong-typed field (a value a type error points at was not coerced): ` (got true)`, ` (got null)`. */
+function sentValue(args: unknown, pointer: string): string {
+  const found = valueAt(args, pointer);
+  if (!found.found) return '';
+  const value = found.value;
+  if (value === null || typeof value !== 'object') return ` (got ${preview(value, 60)})`;
+  return ` (got ${Array.isArray(value) ? 'an array' : 'an object'})`;
 }
 
 /** What a union accepts: its values when every branch is a constant or an enum, else the kinds of its branches. */

@@ -94,13 +94,13 @@ export type ClientRole = 'command' | 'reader' | 'worker';
 const retryStrategy = (attempt: number) => Math.min(100 * attempt, 1_000);
 
 /** A client with a permanent 'error' listener (ioredis without one throws the first connection error at the process). */
-export function openClient(target: RedisTarget, role: ClientRole, name: string): LinkedClient {
+export function openClient(target: RedisTarget, role: ClientRole, name: string, connectTimeoutMs = 2_000): LinkedClient {
   const failFast: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
   const client = new Redis({
     ...target.options,
     connectionName: name,
     retryStrategy,
-    connectTimeout: 2_000,
+    connectTimeout: connectTimeoutMs,
     ...(role === 'worker' ? { maxRetriesPerRequest: null } : failFast),
     ...(role === 'command' ? { commandTimeout: 5_000 } : {}),
   });
@@ -110,16 +110,25 @@ export function openClient(target: RedisTarget, role: ClientRole, name: string):
 /** An ioredis client and what its connection last said, for messages. */
 export class LinkedClient {
   #lastError = 'not connected yet';
+  #errorSeen = false;
 
   constructor(
     readonly redis: Redis,
     readonly where: string,
   ) {
-    redis.on('error', (error: unknown) => (this.#lastError = errorMessage(error)));
+    redis.on('error', (error: unknown) => {
+      this.#lastError = errorMessage(error);
+      this.#errorSeen = true;
+    });
   }
 
   get ready(): boolean {
     return this.redis.status === 'ready';
+  }
+
+  /** Whether the connection ever reported an error (else `lastError` is only "not connected yet"). */
+  get errorSeen(): boolean {
+    return this.#errorSeen;
   }
 
   /** Why it is not ready: the last connection error. */
@@ -127,19 +136,23 @@ export class LinkedClient {
     return this.#lastError;
   }
 
-  /** Resolves true once the connection is ready, false after `ms` (or when it is closed for good). */
+  /**
+   * Resolves true once the connection is ready; false after `ms`, when it
+   * is closed for good, or when its next connection attempt fails (Redis
+   * refusing connections is known at once: no call waits out `ms` for it).
+   */
   whenReady(ms: number): Promise<boolean> {
     if (this.ready) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (ready: boolean) => {
         clearTimeout(timer);
-        this.redis.off('ready', onReady).off('end', onEnd);
+        this.redis.off('ready', onReady).off('end', onEnd).off('error', onEnd);
         resolve(ready);
       };
       const onReady = () => done(true);
       const onEnd = () => done(false);
       const timer = setTimeout(() => done(false), ms);
-      this.redis.on('ready', onReady).on('end', onEnd);
+      this.redis.on('ready', onReady).on('end', onEnd).on('error', onEnd);
     });
   }
 

@@ -1,3 +1,4 @@
+/// <reference types="node" preserve="true" />
 // toolpool/bullmq: tools across machines on a BullMQ queue over Redis.
 export { serveQueue } from './serve-queue.ts';
 export type { QueueServer } from './serve-queue.ts';

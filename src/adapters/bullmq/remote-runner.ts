@@ -19,11 +19,21 @@ export interface RemoteRunnerOptions {
    * (they send a heartbeat four times as often) before it ends with an
    * error, and how long Redis may stay unreachable, or the queue without
    * any worker machine, before calls waiting on it end (default 10000).
+   * Only for calls that were sent: one that cannot be sent waits
+   * `connectTimeoutMs` at most.
    */
   lostAfterMs?: number;
+  /**
+   * How long a call waits for Redis before it is sent (and how long a TCP
+   * connect may take): past it the call ends with an error naming Redis,
+   * rather than waiting `lostAfterMs`. A runner that cannot reach Redis this
+   * long after it is made warns once (a `ToolpoolWarning`). Default 2000.
+   */
+  connectTimeoutMs?: number;
 }
 
 const DEFAULT_LOST_AFTER_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 /** Abandoned jobs remembered for cleaning up once Redis is back; past this the oldest are forgotten. */
 const MAX_ABANDONED = 10_000;
 /** How long close() waits for the last cancels to reach Redis. */
@@ -42,6 +52,9 @@ export function remoteRunner(options: RemoteRunnerOptions): RemoteRunner {
 class QueueRunner implements RemoteRunner {
   readonly #queueName: string;
   readonly #lostAfterMs: number;
+  readonly #connectTimeoutMs: number;
+  /** Says once, connectTimeoutMs after the runner is made, that Redis has not answered. */
+  #startCheck: NodeJS.Timeout | undefined;
   readonly #command: LinkedClient;
   readonly #readerLink: LinkedClient;
   readonly #queue: Queue;
@@ -64,10 +77,11 @@ class QueueRunner implements RemoteRunner {
 
   constructor(options: RemoteRunnerOptions) {
     this.#queueName = checkQueueName('remoteRunner', options.queue);
-    this.#lostAfterMs = checkLostAfter(options.lostAfterMs);
+    this.#lostAfterMs = checkMs('lostAfterMs', options.lostAfterMs, DEFAULT_LOST_AFTER_MS);
+    this.#connectTimeoutMs = checkMs('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
     const target = redisTarget(options.connection);
-    this.#command = openClient(target, 'command', `toolpool:host:${this.#queueName}`);
-    this.#readerLink = openClient(target, 'reader', `toolpool:host-events:${this.#queueName}`);
+    this.#command = openClient(target, 'command', `toolpool:host:${this.#queueName}`, this.#connectTimeoutMs);
+    this.#readerLink = openClient(target, 'reader', `toolpool:host-events:${this.#queueName}`, this.#connectTimeoutMs);
     // The version check would be one more request that can fail before the first add; the host only adds and removes jobs.
     this.#queue = new Queue(this.#queueName, { connection: this.#command.redis, skipVersionCheck: true });
     this.#queue.on('error', () => undefined); // connection errors end calls through the links' states, not as exceptions
@@ -79,6 +93,15 @@ class QueueRunner implements RemoteRunner {
     this.#context = this.#jobContext(target.where);
     // The key expires lostAfterMs after its last refresh, so it is gone by the time this host gives up on Redis.
     this.#keepWaiting = setInterval(() => void this.#refreshSession(), Math.max(20, Math.floor(this.#lostAfterMs / 8))).unref();
+    this.#startCheck = setTimeout(() => this.#warnIfUnreachable(target.where), this.#connectTimeoutMs).unref();
+  }
+
+  /** A host on a dead Redis still starts (Redis may come up later), but says so once rather than leaving it to the first call. */
+  #warnIfUnreachable(where: string): void {
+    this.#startCheck = undefined;
+    const reason = this.#redisDown();
+    if (this.#closed || reason === undefined) return;
+    process.emitWarning(RemoteErrors.redisUnreachableAtStart(this.#queueName, where, reason, this.#connectTimeoutMs), 'ToolpoolWarning');
   }
 
   execute(call: RemoteCall): Promise<RemoteOutcome> {
@@ -93,6 +116,7 @@ class QueueRunner implements RemoteRunner {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#downTimer);
+    clearTimeout(this.#startCheck);
     clearInterval(this.#workerCheck);
     clearInterval(this.#keepWaiting);
     // Each call ends now; its job is taken off the queue, or stopped where it runs, as far as Redis lets that happen in time.
@@ -107,8 +131,15 @@ class QueueRunner implements RemoteRunner {
       queue: this.#queueName,
       lostAfterMs: this.#lostAfterMs,
       where,
-      ready: async () =>
-        (await this.#command.whenReady(this.#lostAfterMs)) && (await this.#reader.positioned(this.#lostAfterMs)) && (await this.#sessionKey()),
+      // A call not yet sent waits for Redis connectTimeoutMs in all, not lostAfterMs: that bound is for calls that are out.
+      ready: async () => {
+        const deadline = Date.now() + this.#connectTimeoutMs;
+        return (
+          (await this.#command.whenReady(this.#connectTimeoutMs)) &&
+          (await this.#reader.positioned(Math.max(0, deadline - Date.now()))) &&
+          (await this.#sessionKey())
+        );
+      },
       hostSession: () => this.#session,
       add: async (jobId: string, tool: string, data: CallData) => {
         await this.#queue.add(tool, data, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
@@ -127,7 +158,9 @@ class QueueRunner implements RemoteRunner {
 
   #redisDown(): string | undefined {
     if (this.#command.ready && this.#readerLink.ready) return undefined;
-    return (this.#command.ready ? this.#readerLink : this.#command).lastError;
+    const link = this.#command.ready ? this.#readerLink : this.#command;
+    // Connected but never ready (a port that takes connections and never answers): no error was seen, only silence.
+    return link.errorSeen ? link.lastError : RemoteErrors.redisNoAnswer(this.#connectTimeoutMs);
   }
 
   /** Redis went away: calls out wait lostAfterMs for it to come back, then end. */
@@ -213,10 +246,10 @@ class QueueRunner implements RemoteRunner {
   }
 }
 
-function checkLostAfter(value: unknown): number {
-  if (value === undefined) return DEFAULT_LOST_AFTER_MS;
+function checkMs(option: string, value: unknown, byDefault: number): number {
+  if (value === undefined) return byDefault;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 100) {
-    throw new TypeError(RemoteErrors.badOption('remoteRunner', 'lostAfterMs', 'must be a number of milliseconds >= 100'));
+    throw new TypeError(RemoteErrors.badOption('remoteRunner', option, 'must be a number of milliseconds >= 100'));
   }
   return value;
 }

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -63,10 +63,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.beforeToolCall !== undefined){
-let data2 = data.beforeToolCall;
-if(typeof data2 !== "function"){
-const err4 = {instancePath:instancePath+"/beforeToolCall",schemaPath:"#/properties/beforeToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.beforeToolCall,data:data2};
+if(data.coerceArguments !== undefined){
+let data2 = data.coerceArguments;
+if(typeof data2 !== "boolean"){
+const err4 = {instancePath:instancePath+"/coerceArguments",schemaPath:"#/properties/coerceArguments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.coerceArguments.type,parentSchema:schema11.properties.coerceArguments,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -76,10 +76,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.afterToolCall !== undefined){
-let data3 = data.afterToolCall;
+if(data.beforeToolCall !== undefined){
+let data3 = data.beforeToolCall;
 if(typeof data3 !== "function"){
-const err5 = {instancePath:instancePath+"/afterToolCall",schemaPath:"#/properties/afterToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.afterToolCall,data:data3};
+const err5 = {instancePath:instancePath+"/beforeToolCall",schemaPath:"#/properties/beforeToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.beforeToolCall,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -89,14 +89,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.host !== undefined){
-let data4 = data.host;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key1 in data4){
-if(pattern0.test(key1)){
-let data5 = data4[key1];
-if(typeof data5 !== "function"){
-const err6 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data5};
+if(data.afterToolCall !== undefined){
+let data4 = data.afterToolCall;
+if(typeof data4 !== "function"){
+const err6 = {instancePath:instancePath+"/afterToolCall",schemaPath:"#/properties/afterToolCall/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.afterToolCall,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -106,10 +102,14 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data4};
+if(data.host !== undefined){
+let data5 = data.host;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+if(pattern0.test(key1)){
+let data6 = data5[key1];
+if(typeof data6 !== "function"){
+const err7 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data6};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -119,12 +119,10 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data6 = data.limits;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key2 in data6){
-if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
-const err8 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data6};
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data5};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -134,11 +132,12 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data6.timeoutMs !== undefined){
-let data7 = data6.timeoutMs;
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 <= 0 || isNaN(data7)){
-const err9 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data7};
+if(data.limits !== undefined){
+let data7 = data.limits;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key2 in data7){
+if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
+const err9 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data7};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -148,8 +147,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-else {
-const err10 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data7};
+if(data7.timeoutMs !== undefined){
+let data8 = data7.timeoutMs;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 <= 0 || isNaN(data8)){
+const err10 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -159,11 +161,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data6.maxMemoryMb !== undefined){
-let data8 = data6.maxMemoryMb;
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 16 || isNaN(data8)){
-const err11 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data8};
+else {
+const err11 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -173,8 +172,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data8};
+if(data7.maxMemoryMb !== undefined){
+let data9 = data7.maxMemoryMb;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 16 || isNaN(data9)){
+const err12 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -184,11 +186,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data6.maxResultBytes !== undefined){
-let data9 = data6.maxResultBytes;
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 <= 0 || isNaN(data9)){
-const err13 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data9};
+else {
+const err13 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -198,8 +197,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data9};
+if(data7.maxResultBytes !== undefined){
+let data10 = data7.maxResultBytes;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 <= 0 || isNaN(data10)){
+const err14 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -209,11 +211,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data6.abortGraceMs !== undefined){
-let data10 = data6.abortGraceMs;
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 <= 0 || isNaN(data10)){
-const err15 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data10};
+else {
+const err15 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -223,8 +222,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data10};
+if(data7.abortGraceMs !== undefined){
+let data11 = data7.abortGraceMs;
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 <= 0 || isNaN(data11)){
+const err16 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -234,9 +236,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data6};
+const err17 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -246,16 +247,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.toolLimits !== undefined){
-let data11 = data.toolLimits;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key3 in data11){
-if(pattern0.test(key3)){
-let data12 = data11[key3];
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key4 in data12){
-if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
-const err18 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data12};
+}
+else {
+const err18 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -265,11 +259,16 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data12.timeoutMs !== undefined){
-let data13 = data12.timeoutMs;
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 <= 0 || isNaN(data13)){
-const err19 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data13};
+if(data.toolLimits !== undefined){
+let data12 = data.toolLimits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key3 in data12){
+if(pattern0.test(key3)){
+let data13 = data12[key3];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key4 in data13){
+if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
+const err19 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -279,8 +278,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data13};
+if(data13.timeoutMs !== undefined){
+let data14 = data13.timeoutMs;
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 <= 0 || isNaN(data14)){
+const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -290,11 +292,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data12.maxMemoryMb !== undefined){
-let data14 = data12.maxMemoryMb;
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 16 || isNaN(data14)){
-const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data14};
+else {
+const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -304,8 +303,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data14};
+if(data13.maxMemoryMb !== undefined){
+let data15 = data13.maxMemoryMb;
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 16 || isNaN(data15)){
+const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -315,11 +317,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data12.maxResultBytes !== undefined){
-let data15 = data12.maxResultBytes;
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 <= 0 || isNaN(data15)){
-const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data15};
+else {
+const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -329,8 +328,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-else {
-const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data15};
+if(data13.maxResultBytes !== undefined){
+let data16 = data13.maxResultBytes;
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 <= 0 || isNaN(data16)){
+const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -340,11 +342,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data12.abortGraceMs !== undefined){
-let data16 = data12.abortGraceMs;
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 <= 0 || isNaN(data16)){
-const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data16};
+else {
+const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -354,8 +353,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data16};
+if(data13.abortGraceMs !== undefined){
+let data17 = data13.abortGraceMs;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 <= 0 || isNaN(data17)){
+const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -365,9 +367,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
 else {
-const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data12};
+const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -378,9 +379,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err28 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data11};
+const err28 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -390,12 +390,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.workers !== undefined){
-let data17 = data.workers;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-for(const key5 in data17){
-if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
-const err29 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data17};
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -405,10 +403,12 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data17.min !== undefined){
-let data18 = data17.min;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err30 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data18};
+if(data.workers !== undefined){
+let data18 = data.workers;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key5 in data18){
+if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
+const err30 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -417,9 +417,11 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err31 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data18};
+}
+if(data18.min !== undefined){
+let data19 = data18.min;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err31 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -428,12 +430,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-if(data17.max !== undefined){
-let data19 = data17.max;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err32 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data19};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err32 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -442,9 +441,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
-const err33 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data19};
+}
+}
+if(data18.max !== undefined){
+let data20 = data18.max;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err33 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -453,12 +455,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-if(data17.idleTimeoutMs !== undefined){
-let data20 = data17.idleTimeoutMs;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err34 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data20};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
+const err34 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -467,9 +466,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err35 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data20};
+}
+}
+if(data18.idleTimeoutMs !== undefined){
+let data21 = data18.idleTimeoutMs;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err35 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -478,12 +480,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-if(data17.loadTimeoutMs !== undefined){
-let data21 = data17.loadTimeoutMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err36 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data21};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err36 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -492,9 +491,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
-const err37 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data21};
+}
+}
+if(data18.loadTimeoutMs !== undefined){
+let data22 = data18.loadTimeoutMs;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err37 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -503,11 +505,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data17};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
+const err38 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -517,10 +517,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.isolation !== undefined){
-let data22 = data.isolation;
-if(typeof data22 !== "string"){
-const err39 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data22};
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data18};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -529,8 +529,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(((data22 === "worker") || (data22 === "process")) || (data22 === "sandbox"))){
-const err40 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data22};
+}
+if(data.isolation !== undefined){
+let data23 = data.isolation;
+if(typeof data23 !== "string"){
+const err40 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data23};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -539,13 +542,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data.permissions !== undefined){
-let data23 = data.permissions;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-for(const key6 in data23){
-if(!((((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "fsWriteShared")) || (key6 === "net"))){
-const err41 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data23};
+if(!(((data23 === "worker") || (data23 === "process")) || (data23 === "sandbox"))){
+const err41 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data23};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -555,15 +553,12 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data23.fsRead !== undefined){
-let data24 = data23.fsRead;
-if(Array.isArray(data24)){
-const len0 = data24.length;
-for(let i0=0; i0<len0; i0++){
-let data25 = data24[i0];
-if(typeof data25 === "string"){
-if(func3(data25) < 1){
-const err42 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data25};
+if(data.permissions !== undefined){
+let data24 = data.permissions;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+for(const key6 in data24){
+if(!((((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "fsWriteShared")) || (key6 === "net"))){
+const err42 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data24};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -573,8 +568,15 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data25};
+if(data24.fsRead !== undefined){
+let data25 = data24.fsRead;
+if(Array.isArray(data25)){
+const len0 = data25.length;
+for(let i0=0; i0<len0; i0++){
+let data26 = data25[i0];
+if(typeof data26 === "string"){
+if(func3(data26) < 1){
+const err43 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -584,9 +586,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
 else {
-const err44 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data24};
+const err44 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -596,15 +597,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data23.fsWrite !== undefined){
-let data26 = data23.fsWrite;
-if(Array.isArray(data26)){
-const len1 = data26.length;
-for(let i1=0; i1<len1; i1++){
-let data27 = data26[i1];
-if(typeof data27 === "string"){
-if(func3(data27) < 1){
-const err45 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data27};
+}
+else {
+const err45 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data25};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -614,8 +609,15 @@ vErrors.push(err45);
 errors++;
 }
 }
-else {
-const err46 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data27};
+if(data24.fsWrite !== undefined){
+let data27 = data24.fsWrite;
+if(Array.isArray(data27)){
+const len1 = data27.length;
+for(let i1=0; i1<len1; i1++){
+let data28 = data27[i1];
+if(typeof data28 === "string"){
+if(func3(data28) < 1){
+const err46 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -625,9 +627,8 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
 else {
-const err47 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data26};
+const err47 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -637,15 +638,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data23.fsWriteShared !== undefined){
-let data28 = data23.fsWriteShared;
-if(Array.isArray(data28)){
-const len2 = data28.length;
-for(let i2=0; i2<len2; i2++){
-let data29 = data28[i2];
-if(typeof data29 === "string"){
-if(func3(data29) < 1){
-const err48 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data29};
+}
+else {
+const err48 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data27};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -655,8 +650,15 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWriteShared.items.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data29};
+if(data24.fsWriteShared !== undefined){
+let data29 = data24.fsWriteShared;
+if(Array.isArray(data29)){
+const len2 = data29.length;
+for(let i2=0; i2<len2; i2++){
+let data30 = data29[i2];
+if(typeof data30 === "string"){
+if(func3(data30) < 1){
+const err49 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data30};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -666,9 +668,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-}
 else {
-const err50 = {instancePath:instancePath+"/permissions/fsWriteShared",schemaPath:"#/properties/permissions/properties/fsWriteShared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWriteShared.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared,data:data28};
+const err50 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWriteShared.items.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data30};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -678,13 +679,9 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data23.net !== undefined){
-let data30 = data23.net;
-const _errs95 = errors;
-let valid13 = false;
-const _errs96 = errors;
-if(typeof data30 !== "boolean"){
-const err51 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data30};
+}
+else {
+const err51 = {instancePath:instancePath+"/permissions/fsWriteShared",schemaPath:"#/properties/permissions/properties/fsWriteShared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWriteShared.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared,data:data29};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -693,17 +690,14 @@ vErrors.push(err51);
 }
 errors++;
 }
-var _valid0 = _errs96 === errors;
-valid13 = valid13 || _valid0;
-if(!valid13){
+}
+if(data24.net !== undefined){
+let data31 = data24.net;
 const _errs98 = errors;
-if(Array.isArray(data30)){
-const len3 = data30.length;
-for(let i3=0; i3<len3; i3++){
-let data31 = data30[i3];
-if(typeof data31 === "string"){
-if(func3(data31) < 1){
-const err52 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data31};
+let valid13 = false;
+const _errs99 = errors;
+if(typeof data31 !== "boolean"){
+const err52 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data31};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -712,9 +706,17 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data31};
+var _valid0 = _errs99 === errors;
+valid13 = valid13 || _valid0;
+if(!valid13){
+const _errs101 = errors;
+if(Array.isArray(data31)){
+const len3 = data31.length;
+for(let i3=0; i3<len3; i3++){
+let data32 = data31[i3];
+if(typeof data32 === "string"){
+if(func3(data32) < 1){
+const err53 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -724,9 +726,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
 else {
-const err54 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data30};
+const err54 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data32};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -735,11 +736,10 @@ vErrors.push(err54);
 }
 errors++;
 }
-var _valid0 = _errs98 === errors;
-valid13 = valid13 || _valid0;
 }
-if(!valid13){
-const err55 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data30};
+}
+else {
+const err55 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data31};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -748,11 +748,24 @@ vErrors.push(err55);
 }
 errors++;
 }
+var _valid0 = _errs101 === errors;
+valid13 = valid13 || _valid0;
+}
+if(!valid13){
+const err56 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data31};
+if(vErrors === null){
+vErrors = [err56];
+}
 else {
-errors = _errs95;
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs98;
 if(vErrors !== null){
-if(_errs95){
-vErrors.length = _errs95;
+if(_errs98){
+vErrors.length = _errs98;
 }
 else {
 vErrors = null;
@@ -762,27 +775,7 @@ vErrors = null;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data23};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-}
-if(data.env !== undefined){
-let data32 = data.env;
-const _errs104 = errors;
-let valid16 = false;
-const _errs105 = errors;
-if(Array.isArray(data32)){
-const len4 = data32.length;
-for(let i4=0; i4<len4; i4++){
-let data33 = data32[i4];
-if(typeof data33 !== "string"){
-const err57 = {instancePath:instancePath+"/env/" + i4,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data33};
+const err57 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -792,9 +785,17 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data32};
+if(data.env !== undefined){
+let data33 = data.env;
+const _errs107 = errors;
+let valid16 = false;
+const _errs108 = errors;
+if(Array.isArray(data33)){
+const len4 = data33.length;
+for(let i4=0; i4<len4; i4++){
+let data34 = data33[i4];
+if(typeof data34 !== "string"){
+const err58 = {instancePath:instancePath+"/env/" + i4,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data34};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -803,16 +804,10 @@ vErrors.push(err58);
 }
 errors++;
 }
-var _valid1 = _errs105 === errors;
-valid16 = valid16 || _valid1;
-if(!valid16){
-const _errs109 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-for(const key7 in data32){
-if(pattern0.test(key7)){
-let data34 = data32[key7];
-if(typeof data34 !== "string"){
-const err59 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data34};
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data33};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -821,11 +816,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data32};
+var _valid1 = _errs108 === errors;
+valid16 = valid16 || _valid1;
+if(!valid16){
+const _errs112 = errors;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+for(const key7 in data33){
+if(pattern0.test(key7)){
+let data35 = data33[key7];
+if(typeof data35 !== "string"){
+const err60 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data35};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -834,11 +834,11 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid1 = _errs109 === errors;
-valid16 = valid16 || _valid1;
 }
-if(!valid16){
-const err61 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data32};
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data33};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -847,23 +847,11 @@ vErrors.push(err61);
 }
 errors++;
 }
-else {
-errors = _errs104;
-if(vErrors !== null){
-if(_errs104){
-vErrors.length = _errs104;
+var _valid1 = _errs112 === errors;
+valid16 = valid16 || _valid1;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.remote !== undefined){
-let data35 = data.remote;
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-if(data35.execute === undefined){
-const err62 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data35};
+if(!valid16){
+const err62 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data33};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -872,8 +860,23 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data35.close === undefined){
-const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data35};
+else {
+errors = _errs107;
+if(vErrors !== null){
+if(_errs107){
+vErrors.length = _errs107;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.remote !== undefined){
+let data36 = data.remote;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.execute === undefined){
+const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data36};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -882,10 +885,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data35.execute !== undefined){
-let data36 = data35.execute;
-if(typeof data36 !== "function"){
-const err64 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data36};
+if(data36.close === undefined){
+const err64 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data36};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -894,11 +895,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data35.close !== undefined){
-let data37 = data35.close;
+if(data36.execute !== undefined){
+let data37 = data36.execute;
 if(typeof data37 !== "function"){
-const err65 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data37};
+const err65 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data37};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -908,9 +908,10 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data35};
+if(data36.close !== undefined){
+let data38 = data36.close;
+if(typeof data38 !== "function"){
+const err66 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data38};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -920,16 +921,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.mcpServers !== undefined){
-let data38 = data.mcpServers;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-for(const key8 in data38){
-if(pattern0.test(key8)){
-let data39 = data38[key8];
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key9 in data39){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data39};
+}
+else {
+const err67 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -939,11 +933,16 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data39.command !== undefined){
-let data40 = data39.command;
-if(typeof data40 === "string"){
-if(func3(data40) < 1){
-const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data40};
+if(data.mcpServers !== undefined){
+let data39 = data.mcpServers;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key8 in data39){
+if(pattern0.test(key8)){
+let data40 = data39[key8];
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key9 in data40){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data40};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -953,8 +952,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-else {
-const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data40};
+if(data40.command !== undefined){
+let data41 = data40.command;
+if(typeof data41 === "string"){
+if(func3(data41) < 1){
+const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data41};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -964,14 +966,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data39.args !== undefined){
-let data41 = data39.args;
-if(Array.isArray(data41)){
-const len5 = data41.length;
-for(let i5=0; i5<len5; i5++){
-let data42 = data41[i5];
-if(typeof data42 !== "string"){
-const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data42};
+else {
+const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data41};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -981,9 +977,14 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data41};
+if(data40.args !== undefined){
+let data42 = data40.args;
+if(Array.isArray(data42)){
+const len5 = data42.length;
+for(let i5=0; i5<len5; i5++){
+let data43 = data42[i5];
+if(typeof data43 !== "string"){
+const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data43};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -993,14 +994,9 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data39.env !== undefined){
-let data43 = data39.env;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-for(const key10 in data43){
-if(pattern0.test(key10)){
-let data44 = data43[key10];
-if(typeof data44 !== "string"){
-const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data44};
+}
+else {
+const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data42};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1010,10 +1006,14 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-}
-else {
-const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data43};
+if(data40.env !== undefined){
+let data44 = data40.env;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+for(const key10 in data44){
+if(pattern0.test(key10)){
+let data45 = data44[key10];
+if(typeof data45 !== "string"){
+const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data45};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1023,11 +1023,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data39.cwd !== undefined){
-let data45 = data39.cwd;
-if(typeof data45 === "string"){
-if(func3(data45) < 1){
-const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data45};
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data44};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1037,8 +1036,11 @@ vErrors.push(err74);
 errors++;
 }
 }
-else {
-const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data45};
+if(data40.cwd !== undefined){
+let data46 = data40.cwd;
+if(typeof data46 === "string"){
+if(func3(data46) < 1){
+const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data46};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1048,10 +1050,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.isolation !== undefined){
-let data46 = data39.isolation;
-if(typeof data46 !== "string"){
-const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data46};
+else {
+const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data46};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1060,8 +1060,11 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!((data46 === "process") || (data46 === "sandbox"))){
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data46};
+}
+if(data40.isolation !== undefined){
+let data47 = data40.isolation;
+if(typeof data47 !== "string"){
+const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data47};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1070,13 +1073,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data39.permissions !== undefined){
-let data47 = data39.permissions;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key11 in data47){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data47};
+if(!((data47 === "process") || (data47 === "sandbox"))){
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data47};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1086,15 +1084,12 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data47.fsRead !== undefined){
-let data48 = data47.fsRead;
-if(Array.isArray(data48)){
-const len6 = data48.length;
-for(let i6=0; i6<len6; i6++){
-let data49 = data48[i6];
-if(typeof data49 === "string"){
-if(func3(data49) < 1){
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data49};
+if(data40.permissions !== undefined){
+let data48 = data40.permissions;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+for(const key11 in data48){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data48};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1104,8 +1099,15 @@ vErrors.push(err79);
 errors++;
 }
 }
-else {
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data49};
+if(data48.fsRead !== undefined){
+let data49 = data48.fsRead;
+if(Array.isArray(data49)){
+const len6 = data49.length;
+for(let i6=0; i6<len6; i6++){
+let data50 = data49[i6];
+if(typeof data50 === "string"){
+if(func3(data50) < 1){
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1115,9 +1117,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data48};
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1127,15 +1128,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data47.fsWrite !== undefined){
-let data50 = data47.fsWrite;
-if(Array.isArray(data50)){
-const len7 = data50.length;
-for(let i7=0; i7<len7; i7++){
-let data51 = data50[i7];
-if(typeof data51 === "string"){
-if(func3(data51) < 1){
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data51};
+}
+else {
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data49};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1145,8 +1140,15 @@ vErrors.push(err82);
 errors++;
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data51};
+if(data48.fsWrite !== undefined){
+let data51 = data48.fsWrite;
+if(Array.isArray(data51)){
+const len7 = data51.length;
+for(let i7=0; i7<len7; i7++){
+let data52 = data51[i7];
+if(typeof data52 === "string"){
+if(func3(data52) < 1){
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data52};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1156,9 +1158,8 @@ vErrors.push(err83);
 errors++;
 }
 }
-}
 else {
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data50};
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data52};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1168,15 +1169,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data47.net !== undefined){
-let data52 = data47.net;
-if(Array.isArray(data52)){
-const len8 = data52.length;
-for(let i8=0; i8<len8; i8++){
-let data53 = data52[i8];
-if(typeof data53 === "string"){
-if(func3(data53) < 1){
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data53};
+}
+else {
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data51};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1186,8 +1181,15 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data53};
+if(data48.net !== undefined){
+let data53 = data48.net;
+if(Array.isArray(data53)){
+const len8 = data53.length;
+for(let i8=0; i8<len8; i8++){
+let data54 = data53[i8];
+if(typeof data54 === "string"){
+if(func3(data54) < 1){
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data54};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1197,9 +1199,8 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
 else {
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data52};
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data54};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1211,7 +1212,7 @@ errors++;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data47};
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data53};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1221,11 +1222,9 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data39.timeoutMs !== undefined){
-let data54 = data39.timeoutMs;
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 <= 0 || isNaN(data54)){
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data54};
+}
+else {
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data48};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1235,8 +1234,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data54};
+if(data40.timeoutMs !== undefined){
+let data55 = data40.timeoutMs;
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 <= 0 || isNaN(data55)){
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data55};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1246,13 +1248,8 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data39.needsApproval !== undefined){
-let data55 = data39.needsApproval;
-const _errs176 = errors;
-let valid33 = false;
-const _errs177 = errors;
-if(typeof data55 !== "boolean"){
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data55};
+else {
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data55};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1261,12 +1258,14 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid2 = _errs177 === errors;
-valid33 = valid33 || _valid2;
-if(!valid33){
+}
+if(data40.needsApproval !== undefined){
+let data56 = data40.needsApproval;
 const _errs179 = errors;
-if(typeof data55 !== "function"){
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data55};
+let valid33 = false;
+const _errs180 = errors;
+if(typeof data56 !== "boolean"){
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data56};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1275,11 +1274,12 @@ vErrors.push(err92);
 }
 errors++;
 }
-var _valid2 = _errs179 === errors;
+var _valid2 = _errs180 === errors;
 valid33 = valid33 || _valid2;
-}
 if(!valid33){
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data55};
+const _errs182 = errors;
+if(typeof data56 !== "function"){
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data56};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1288,23 +1288,11 @@ vErrors.push(err93);
 }
 errors++;
 }
-else {
-errors = _errs176;
-if(vErrors !== null){
-if(_errs176){
-vErrors.length = _errs176;
+var _valid2 = _errs182 === errors;
+valid33 = valid33 || _valid2;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data39.url !== undefined){
-let data56 = data39.url;
-if(typeof data56 === "string"){
-if(func3(data56) < 1){
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data56};
+if(!valid33){
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data56};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1313,9 +1301,23 @@ vErrors.push(err94);
 }
 errors++;
 }
+else {
+errors = _errs179;
+if(vErrors !== null){
+if(_errs179){
+vErrors.length = _errs179;
 }
 else {
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data56};
+vErrors = null;
+}
+}
+}
+}
+if(data40.url !== undefined){
+let data57 = data40.url;
+if(typeof data57 === "string"){
+if(func3(data57) < 1){
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data57};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1325,14 +1327,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data39.headers !== undefined){
-let data57 = data39.headers;
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-for(const key12 in data57){
-if(pattern0.test(key12)){
-let data58 = data57[key12];
-if(typeof data58 !== "string"){
-const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data58};
+else {
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data57};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1342,10 +1338,14 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-}
-else {
-const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data57};
+if(data40.headers !== undefined){
+let data58 = data40.headers;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+for(const key12 in data58){
+if(pattern0.test(key12)){
+let data59 = data58[key12];
+if(typeof data59 !== "string"){
+const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data59};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1356,8 +1356,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data39};
+const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data58};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1368,9 +1369,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err99 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data38};
+const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data40};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1381,13 +1381,26 @@ errors++;
 }
 }
 }
+}
 else {
-const err100 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err100 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data39};
 if(vErrors === null){
 vErrors = [err100];
 }
 else {
 vErrors.push(err100);
+}
+errors++;
+}
+}
+}
+else {
+const err101 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
 }
 errors++;
 }
