@@ -5,6 +5,7 @@ import { OrderedEmitter, type Listener, type ToolEvent } from './events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from './hooks.ts';
 import { definedLimits } from './tool-info.ts';
 import type { RemoteRunner } from './remote.ts';
+import { memoryLedger, type Ledger } from './ledger.ts';
 import { TrustDomains } from './domains/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from './options.ts';
 import { checkExecutorOptions } from './options-check.ts';
@@ -120,6 +121,7 @@ interface CheckedOptions {
   host: HostFunctions;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
+  ledger: Ledger;
 }
 
 /** The options schema (src/options-schema.ts) checks every option; this only fills in the defaults. */
@@ -134,6 +136,7 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     host: options.host ?? {},
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
+    ledger: options.ledger ?? memoryLedger(),
   };
 }
 
@@ -242,6 +245,7 @@ class ToolExecutor implements Executor, PendingCheckable {
       hooks: this.#hooks,
       ...(this.options.beforeToolCall ? { beforeToolCall: this.options.beforeToolCall } : {}),
       ...(this.options.afterToolCall ? { afterToolCall: this.options.afterToolCall } : {}),
+      ledger: this.options.ledger,
     };
     return new BatchRun(environment, calls, options).run();
   }

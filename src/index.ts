@@ -29,6 +29,10 @@ export type { EnvOption } from './isolation/environment.ts';
 export type { BatchOptions, BatchResult } from './batch.ts';
 export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './remote.ts';
 export type { ApprovalOptions, PendingApproval } from './approval.ts';
+export { memoryLedger } from './ledger.ts';
+export type { EndRecord, Ledger, LedgerKey, LedgerRecord, MemoryLedgerOptions, StartRecord } from './ledger.ts';
+export { sqliteLedger } from './sqlite-ledger.ts';
+export type { SqliteLedgerOptions } from './sqlite-ledger.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallHook,

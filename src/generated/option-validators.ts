@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"ledger":{"additionalProperties":true,"expected":"a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)","type":"object","required":["name","claim","end","release"],"properties":{"name":{"type":"string"},"claim":{"typeof":"function","expected":"a function"},"end":{"typeof":"function","expected":"a function"},"release":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -879,16 +879,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data.mcpServers !== undefined){
-let data36 = data.mcpServers;
+if(data.ledger !== undefined){
+let data36 = data.ledger;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-for(const key8 in data36){
-if(pattern0.test(key8)){
-let data37 = data36[key8];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key9 in data37){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err64 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+if(data36.name === undefined){
+const err64 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data36};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -897,12 +892,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data37.command !== undefined){
-let data38 = data37.command;
-if(typeof data38 === "string"){
-if(func3(data38) < 1){
-const err65 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+if(data36.claim === undefined){
+const err65 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "claim"},message:"must have required property '"+"claim"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data36};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -911,9 +902,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data38};
+if(data36.end === undefined){
+const err66 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data36};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -922,15 +912,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data37.args !== undefined){
-let data39 = data37.args;
-if(Array.isArray(data39)){
-const len4 = data39.length;
-for(let i4=0; i4<len4; i4++){
-let data40 = data39[i4];
-if(typeof data40 !== "string"){
-const err67 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data40};
+if(data36.release === undefined){
+const err67 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "release"},message:"must have required property '"+"release"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -939,10 +922,10 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data39};
+if(data36.name !== undefined){
+let data37 = data36.name;
+if(typeof data37 !== "string"){
+const err68 = {instancePath:instancePath+"/ledger/name",schemaPath:"#/properties/ledger/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.ledger.properties.name.type,parentSchema:schema11.properties.ledger.properties.name,data:data37};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -952,14 +935,10 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data37.env !== undefined){
-let data41 = data37.env;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-for(const key10 in data41){
-if(pattern0.test(key10)){
-let data42 = data41[key10];
-if(typeof data42 !== "string"){
-const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data42};
+if(data36.claim !== undefined){
+let data38 = data36.claim;
+if(typeof data38 !== "function"){
+const err69 = {instancePath:instancePath+"/ledger/claim",schemaPath:"#/properties/ledger/properties/claim/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.claim,data:data38};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -969,10 +948,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data41};
+if(data36.end !== undefined){
+let data39 = data36.end;
+if(typeof data39 !== "function"){
+const err70 = {instancePath:instancePath+"/ledger/end",schemaPath:"#/properties/ledger/properties/end/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.end,data:data39};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -982,11 +961,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.cwd !== undefined){
-let data43 = data37.cwd;
-if(typeof data43 === "string"){
-if(func3(data43) < 1){
-const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+if(data36.release !== undefined){
+let data40 = data36.release;
+if(typeof data40 !== "function"){
+const err71 = {instancePath:instancePath+"/ledger/release",schemaPath:"#/properties/ledger/properties/release/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.release,data:data40};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -996,8 +974,9 @@ vErrors.push(err71);
 errors++;
 }
 }
+}
 else {
-const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data43};
+const err72 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.ledger.type,parentSchema:schema11.properties.ledger,data:data36};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1007,10 +986,16 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data37.isolation !== undefined){
-let data44 = data37.isolation;
-if(typeof data44 !== "string"){
-const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+if(data.mcpServers !== undefined){
+let data41 = data.mcpServers;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key8 in data41){
+if(pattern0.test(key8)){
+let data42 = data41[key8];
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+for(const key9 in data42){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data42};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1019,8 +1004,12 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!((data44 === "process") || (data44 === "sandbox"))){
-const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data44};
+}
+if(data42.command !== undefined){
+let data43 = data42.command;
+if(typeof data43 === "string"){
+if(func3(data43) < 1){
+const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data43};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1030,12 +1019,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data37.permissions !== undefined){
-let data45 = data37.permissions;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key11 in data45){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+else {
+const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data43};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1045,15 +1030,14 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data45.fsRead !== undefined){
-let data46 = data45.fsRead;
-if(Array.isArray(data46)){
-const len5 = data46.length;
-for(let i5=0; i5<len5; i5++){
-let data47 = data46[i5];
-if(typeof data47 === "string"){
-if(func3(data47) < 1){
-const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+if(data42.args !== undefined){
+let data44 = data42.args;
+if(Array.isArray(data44)){
+const len4 = data44.length;
+for(let i4=0; i4<len4; i4++){
+let data45 = data44[i4];
+if(typeof data45 !== "string"){
+const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data45};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1063,8 +1047,9 @@ vErrors.push(err76);
 errors++;
 }
 }
+}
 else {
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data47};
+const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data44};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1074,9 +1059,14 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data46};
+if(data42.env !== undefined){
+let data46 = data42.env;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key10 in data46){
+if(pattern0.test(key10)){
+let data47 = data46[key10];
+if(typeof data47 !== "string"){
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data47};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1086,15 +1076,10 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data45.fsWrite !== undefined){
-let data48 = data45.fsWrite;
-if(Array.isArray(data48)){
-const len6 = data48.length;
-for(let i6=0; i6<len6; i6++){
-let data49 = data48[i6];
-if(typeof data49 === "string"){
-if(func3(data49) < 1){
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data46};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1104,8 +1089,11 @@ vErrors.push(err79);
 errors++;
 }
 }
-else {
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data49};
+if(data42.cwd !== undefined){
+let data48 = data42.cwd;
+if(typeof data48 === "string"){
+if(func3(data48) < 1){
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data48};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1115,9 +1103,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data48};
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data48};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1127,15 +1114,10 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data45.net !== undefined){
-let data50 = data45.net;
-if(Array.isArray(data50)){
-const len7 = data50.length;
-for(let i7=0; i7<len7; i7++){
-let data51 = data50[i7];
-if(typeof data51 === "string"){
-if(func3(data51) < 1){
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+if(data42.isolation !== undefined){
+let data49 = data42.isolation;
+if(typeof data49 !== "string"){
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data49};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1144,9 +1126,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-else {
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data51};
+if(!((data49 === "process") || (data49 === "sandbox"))){
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data49};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1156,9 +1137,12 @@ vErrors.push(err83);
 errors++;
 }
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data50};
+if(data42.permissions !== undefined){
+let data50 = data42.permissions;
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+for(const key11 in data50){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data50};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1168,9 +1152,15 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data45};
+if(data50.fsRead !== undefined){
+let data51 = data50.fsRead;
+if(Array.isArray(data51)){
+const len5 = data51.length;
+for(let i5=0; i5<len5; i5++){
+let data52 = data51[i5];
+if(typeof data52 === "string"){
+if(func3(data52) < 1){
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data52};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1180,11 +1170,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data37.timeoutMs !== undefined){
-let data52 = data37.timeoutMs;
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 <= 0 || isNaN(data52)){
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+else {
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data52};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1194,8 +1181,9 @@ vErrors.push(err86);
 errors++;
 }
 }
+}
 else {
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data52};
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data51};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1205,13 +1193,15 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data37.needsApproval !== undefined){
-let data53 = data37.needsApproval;
-const _errs170 = errors;
-let valid31 = false;
-const _errs171 = errors;
-if(typeof data53 !== "boolean"){
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data53};
+if(data50.fsWrite !== undefined){
+let data53 = data50.fsWrite;
+if(Array.isArray(data53)){
+const len6 = data53.length;
+for(let i6=0; i6<len6; i6++){
+let data54 = data53[i6];
+if(typeof data54 === "string"){
+if(func3(data54) < 1){
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data54};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1220,12 +1210,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-var _valid2 = _errs171 === errors;
-valid31 = valid31 || _valid2;
-if(!valid31){
-const _errs173 = errors;
-if(typeof data53 !== "function"){
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data53};
+}
+else {
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data54};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1234,11 +1221,10 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid2 = _errs173 === errors;
-valid31 = valid31 || _valid2;
 }
-if(!valid31){
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data53};
+}
+else {
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data53};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1247,23 +1233,16 @@ vErrors.push(err90);
 }
 errors++;
 }
-else {
-errors = _errs170;
-if(vErrors !== null){
-if(_errs170){
-vErrors.length = _errs170;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data37.url !== undefined){
-let data54 = data37.url;
-if(typeof data54 === "string"){
-if(func3(data54) < 1){
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+if(data50.net !== undefined){
+let data55 = data50.net;
+if(Array.isArray(data55)){
+const len7 = data55.length;
+for(let i7=0; i7<len7; i7++){
+let data56 = data55[i7];
+if(typeof data56 === "string"){
+if(func3(data56) < 1){
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data56};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1274,7 +1253,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data54};
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data56};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1284,14 +1263,9 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data37.headers !== undefined){
-let data55 = data37.headers;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-for(const key12 in data55){
-if(pattern0.test(key12)){
-let data56 = data55[key12];
-if(typeof data56 !== "string"){
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data56};
+}
+else {
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data55};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1302,9 +1276,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data55};
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data50};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1314,9 +1287,11 @@ vErrors.push(err94);
 errors++;
 }
 }
-}
-else {
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data37};
+if(data42.timeoutMs !== undefined){
+let data57 = data42.timeoutMs;
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 <= 0 || isNaN(data57)){
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data57};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1326,10 +1301,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-}
 else {
-const err96 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data36};
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data57};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1339,14 +1312,148 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-else {
-const err97 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data42.needsApproval !== undefined){
+let data58 = data42.needsApproval;
+const _errs182 = errors;
+let valid32 = false;
+const _errs183 = errors;
+if(typeof data58 !== "boolean"){
+const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data58};
 if(vErrors === null){
 vErrors = [err97];
 }
 else {
 vErrors.push(err97);
+}
+errors++;
+}
+var _valid2 = _errs183 === errors;
+valid32 = valid32 || _valid2;
+if(!valid32){
+const _errs185 = errors;
+if(typeof data58 !== "function"){
+const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data58};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+var _valid2 = _errs185 === errors;
+valid32 = valid32 || _valid2;
+}
+if(!valid32){
+const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data58};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+else {
+errors = _errs182;
+if(vErrors !== null){
+if(_errs182){
+vErrors.length = _errs182;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data42.url !== undefined){
+let data59 = data42.url;
+if(typeof data59 === "string"){
+if(func3(data59) < 1){
+const err100 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data59};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data59};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(data42.headers !== undefined){
+let data60 = data42.headers;
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key12 in data60){
+if(pattern0.test(key12)){
+let data61 = data60[key12];
+if(typeof data61 !== "string"){
+const err102 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data61};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data60};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+}
+else {
+const err104 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data42};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data41};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+else {
+const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
 }
 errors++;
 }
