@@ -278,7 +278,11 @@ export class BatchRun {
     if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true);
     const ledger = this.env.ledger;
     const key: LedgerKey | undefined = ledger && this.options.runId !== undefined ? { runId: this.options.runId, callId: call.id } : undefined;
-    if (ledger && key && !(await this.#claim(state, tool, args, ledger, key))) return;
+    if (ledger && key) {
+      if (!(await this.#claim(state, tool, args, ledger, key))) return;
+      // Stopped or aborted while the claim was written: the call never reaches its tool, so its claim goes.
+      if (this.#stopped || this.options.signal?.aborted) return this.#unclaim(state, ledger, key);
+    }
     state.executed = true;
     let outcome: RunOutcome;
     try {
@@ -330,6 +334,15 @@ export class BatchRun {
     if (tool.info.annotations?.idempotentHint === true) return true;
     this.#settle(state, textResult(LedgerErrors.mayHaveRun(call.name, key.runId, key.callId, record.startedAt, record.startedBy)), true);
     return false;
+  }
+
+  async #unclaim(state: CallState, ledger: Ledger, key: LedgerKey): Promise<void> {
+    this.#settle(state, textResult(this.#stopped ? ToolErrors.stoppedBeforeRun(this.#stopReason) : ToolErrors.abortedBeforeStart()), true);
+    try {
+      await ledger.release(key);
+    } catch {
+      // The claim stays: a retry is told the call may have run, which is safe.
+    }
   }
 
   /** The call's end, as the tool gave it (before afterToolCall), bounded; a ledger that fails leaves the call "started" and says so. */

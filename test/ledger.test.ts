@@ -150,6 +150,27 @@ describe('ledger: a keyed call runs at most once', () => {
     expect(second.results.map(textOf)).toEqual(first.results.map(textOf));
   });
 
+  test('a batch aborted while its claim was written: the call does not run and its claim is released, so a retry runs it', async () => {
+    const runs: string[] = [];
+    const controller = new AbortController();
+    const inner = memoryLedger();
+    const ledger: Ledger = {
+      ...inner,
+      claim: async (key, record) => {
+        const claimed = await inner.claim(key, record);
+        controller.abort();
+        return claimed;
+      },
+    };
+    const executor = await createExecutor({ tools: [payTool(runs)], ledger });
+    const aborted = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1', signal: controller.signal });
+    expect(textOf(aborted.results[0]!)).toBe('Tool call aborted before it started.');
+    expect(runs).toEqual([]);
+    const retry = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
+    expect(retry.results[0]!.isError).toBe(false);
+    expect(runs).toEqual(['r1:c1:5:ann']);
+  });
+
   test('runId is checked', async () => {
     const executor = await createExecutor({ tools: [payTool([])] });
     await expect(executor.executeBatch([call('a', 'pay', { amount: 1, to: 'a' })], { runId: '' })).rejects.toThrow(/runId must be a non-empty string/);
