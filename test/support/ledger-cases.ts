@@ -15,6 +15,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { Agent, createExecutor, scriptedModel, type Ledger, type ToolEndEvent, type ToolResultMessage } from '../../src/index.ts';
 import { fixture, textOf } from './executors.ts';
 
+/** Each case starts host processes (tsx, a fresh executor): generous on a loaded machine. */
+const SLOW = 180_000;
+
 const hostScript = fileURLToPath(new URL('./ledger-host.ts', import.meta.url));
 
 interface HostOutput {
@@ -68,11 +71,11 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
   let n = 0;
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'toolpool-ledger-'));
-  });
+  }, SLOW);
   afterAll(async () => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await rm(folder, { recursive: true, force: true });
-  });
+  }, SLOW);
   const fresh = () => {
     n++;
     return { log: join(folder, `runs-${n}.log`), runId: `run-${n}-${process.pid}` };
@@ -92,7 +95,7 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
     expect(textOf(second.results[0]!)).toMatch(
       new RegExp(`^Not run again: this call of "charge" \\(run "${runId}", call "c1"\\) started at \\S+ on \\S+:${first.child.pid} and its end was never recorded: it may already have run`),
     );
-  });
+  }, SLOW);
 
   test('a call that ended is answered from the ledger in a new process, without running', async () => {
     const { log, runId } = fresh();
@@ -104,7 +107,7 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
     expect(first.replayed).toEqual({ c1: false });
     expect(second.replayed).toEqual({ c1: true });
     expect(second.results[0]).toMatchObject({ isError: false, content: first.results[0]!.content, details: first.results[0]!.details });
-  });
+  }, SLOW);
 
   test('an idempotent tool (annotations.idempotentHint) whose host died mid-call runs again', async () => {
     const { log, runId } = fresh();
@@ -119,7 +122,7 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
     const second = await startHost({ ledger: spec, tool: 'charge-idempotent', runId, calls }).output;
     expect(second.results[0]!.isError).toBe(false);
     expect(runs(log)).toHaveLength(2);
-  });
+  }, SLOW);
 
   test('two host processes racing one key: exactly one runs it, the other is told it may already have run', async () => {
     const { log, runId } = fresh();
@@ -136,7 +139,7 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
     const texts = outputs.map((output) => textOf(output.results[0]!));
     expect(texts.filter((text) => text === 'charged 9')).toHaveLength(1);
     expect(texts.filter((text) => /^Not run again: .* it may already have run/.test(text))).toHaveLength(1);
-  });
+  }, SLOW);
 
   test('a snapshot replayed in another process after its approved call ran does not run it again', async () => {
     const { log } = fresh();
@@ -170,7 +173,7 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
       await executor.close();
       await local.close?.();
     }
-  });
+  }, SLOW);
 
   test('tool_end of a replayed call in this process carries replayed: true', async () => {
     const { log, runId } = fresh();
@@ -188,5 +191,5 @@ export function ledgerCases(ledger: () => string, open: (spec: string) => Ledger
       await executor.close();
       await local.close?.();
     }
-  });
+  }, SLOW);
 }
