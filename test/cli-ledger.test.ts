@@ -53,12 +53,12 @@ describe('toolpool run --ledger', () => {
       expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'charged 5' });
     }
     expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
-  });
+  }, 180_000);
 
   test.skipIf(hasSqlite)('on a Node without node:sqlite: a one-line error naming the Node it needs', async () => {
     const { code, stderr } = await toolpool(['run', '--model', 'openai:gpt-test', '--base-url', server.origin, '--ledger', join(folder, 'x.db'), 'hi']);
     expect(code).toBe(1);
     expect(stderr).toMatch(/^toolpool: --ledger .*x\.db: sqliteLedger needs node:sqlite, which Node \S+ does not have: use Node 22\.13 or later/);
     expect(existsSync(join(folder, 'x.db'))).toBe(false);
-  });
+  }, 120_000);
 });

@@ -138,7 +138,7 @@ describe('ledger: a keyed call runs at most once', () => {
     const process = await createExecutor({ tools: [fixture('ledger/charge.ts')], isolation: 'process' });
     const inChild = await process.executeBatch([call('k2', 'charge', { amount: 3 })], { runId: 'run-8' });
     expect(inChild.results[0]!.details).toMatchObject({ key: 'run-8:k2' });
-  });
+  }, 120_000);
 
   test('a concurrent batch: each call is claimed before it runs, and a second batch replays them all', async () => {
     const runs: string[] = [];
