@@ -560,7 +560,6 @@ export const LedgerErrors = {
   endNotRecorded: (ledger: string, runId: string, callId: string, reason: string) =>
     `toolpool: the end of call ${JSON.stringify(boundText(callId, 200))} (run ${JSON.stringify(boundText(runId, 200))}) could not be recorded in the ledger ${boundText(ledger, 300)} (${boundText(reason, 500)}); ` +
     'a retry of it will be answered "may already have run".',
-  badOption: (problem: string) => `createExecutor: ledger ${problem}`,
   sqliteNeedsNode: (version: string) =>
     `sqliteLedger needs node:sqlite, which Node ${version} does not have: use Node 22.13 or later (or 23.4+), or another ledger (memoryLedger(), redisLedger from toolpool/bullmq, or your own).`,
   badRunId: (problem: string) => `executeBatch: runId ${problem}`,
