@@ -30,6 +30,10 @@ export type { EnvOption } from './isolation/common/environment.ts';
 export type { BatchOptions, BatchResult } from './executor/batch.ts';
 export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './core/remote.ts';
 export type { ApprovalOptions, PendingApproval } from './executor/approval.ts';
+export { memoryLedger } from './core/ledger.ts';
+export type { EndRecord, Ledger, LedgerKey, LedgerRecord, MemoryLedgerOptions, StartRecord } from './core/ledger.ts';
+export { sqliteLedger } from './executor/sqlite-ledger.ts';
+export type { SqliteLedgerOptions } from './executor/sqlite-ledger.ts';
 export type {
   AfterToolCallContext,
   AfterToolCallHook,

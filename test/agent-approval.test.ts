@@ -256,7 +256,7 @@ describe('Agent: snapshot', () => {
     expect(JSON.parse(saved)).toEqual(snapshot);
     expect(snapshot).toMatchObject({
       format: 'toolpool.agent',
-      version: 2,
+      version: 3,
       steering: [{ role: 'user', content: 'also say thanks' }],
       followUps: [{ role: 'user', content: 'and then summarise' }],
       approval: { pending: [{ toolCallId: 'big1' }, { toolCallId: 'big2' }], approved: [], rejected: {} },
@@ -330,8 +330,9 @@ describe('Agent: snapshot', () => {
     const model = scriptedModel([]);
     const good = new Agent({ model, executor }).snapshot();
     expect(() => new Agent({ model, executor, snapshot: { ...good, version: 1 as never } })).toThrow(
-      /option snapshot has version 1, and this toolpool reads version 2 only/,
+      /option snapshot has version 1, and this toolpool reads version 3 only/,
     );
+    expect(() => new Agent({ model, executor, snapshot: { ...good, runId: undefined as never } })).toThrow(/runId must be a non-empty string/);
     expect(() => new Agent({ model, executor, snapshot: { ...good, format: 'other' as never } })).toThrow(/not an agent snapshot: its format is "other"/);
     expect(() => new Agent({ model, executor, snapshot: { ...good, messages: 'x' as never } })).toThrow(/messages must be an array/);
     expect(() =>

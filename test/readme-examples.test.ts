@@ -76,7 +76,7 @@ describe('README examples', () => {
     const store = new Map<string, string>();
     const messages = await approvalExample(model, store);
     expect(logged).toEqual([['needs approval:', 'transfer', { to: 'ACME', amount: 900 }]]);
-    expect(JSON.parse(store.get('run-42')!)).toMatchObject({ version: 2, approval: { pending: [{ toolCallId: 'rent' }] } });
+    expect(JSON.parse(store.get('run-42')!)).toMatchObject({ version: 3, approval: { pending: [{ toolCallId: 'rent' }] } });
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(textOf(messages.at(-1) as never)).toBe('Done: Sent 900 to ACME.');
   });

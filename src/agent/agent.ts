@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AgentErrors } from '../core/errors.ts';
 import { decide, pausedBatch, type ApprovalDecisions, type PausedBatch } from './approvals.ts';
 import type { AgentEvent } from './events.ts';
@@ -50,6 +51,13 @@ export interface AgentOptions {
    * write, a database row) is refused instead of resumed.
    */
   snapshotSecret?: SnapshotSecret;
+  /**
+   * The run id this agent's tool calls are keyed by in the executor's ledger
+   * (default: a random UUID; a snapshot carries it and restores it): a call
+   * that ran under it is never run again, in this process or, with a shared
+   * ledger, in another. Give your own to tie the agent to a job of yours.
+   */
+  runId?: string;
   /** How queued `steer()` messages reach the model: one per turn (default) or all at once. */
   steeringMode?: QueueMode;
   /** How queued `followUp()` messages reach the model: one each time the run would stop (default) or all at once. */
@@ -81,6 +89,7 @@ export class Agent {
   #paused: PausedBatch | undefined;
   #active: AbortController | undefined;
   readonly #snapshotSecret: SnapshotSecret | undefined;
+  readonly #runId: string;
 
   constructor(options: AgentOptions) {
     checkOptions(options);
@@ -94,7 +103,13 @@ export class Agent {
     this.#steering = new MessageQueue(options.steeringMode ?? 'one-at-a-time', state?.steering);
     this.#followUps = new MessageQueue(options.followUpMode ?? 'one-at-a-time', state?.followUps);
     this.#paused = state?.approval;
+    this.#runId = state?.runId ?? options.runId ?? randomUUID();
     this.#events = new OrderedEmitter<AgentEvent>(options.onListenerError);
+  }
+
+  /** The run id its tool calls are keyed by in the executor's ledger (see `AgentOptions.runId`). */
+  get runId(): string {
+    return this.#runId;
   }
 
   /** The transcript so far (a copy). */
@@ -199,6 +214,7 @@ export class Agent {
   snapshot(): AgentSnapshot {
     if (this.#active) throw new Error(AgentErrors.snapshotWhileRunning());
     const state = {
+      runId: this.#runId,
       messages: this.#transcript,
       steering: this.#steering.toArray(),
       followUps: this.#followUps.toArray(),
@@ -217,6 +233,7 @@ export class Agent {
         executor: this.#executor,
         systemPrompt: this.#systemPrompt,
         maxTurns: this.#maxTurns,
+        runId: this.#runId,
         transcript: this.#transcript,
         signal: controller.signal,
         takeSteering: () => this.#steering.take(),
@@ -265,6 +282,9 @@ function checkOptions(options: AgentOptions): void {
   }
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
     throw new TypeError(AgentErrors.badOption('systemPrompt', 'must be a string'));
+  }
+  if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
+    throw new TypeError(AgentErrors.badOption('runId', 'must be a non-empty string of at most 512 characters'));
   }
   if (options.messages !== undefined && !Array.isArray(options.messages)) throw new TypeError(AgentErrors.badOption('messages', 'must be an array of messages'));
   const secret = options.snapshotSecret;

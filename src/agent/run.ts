@@ -19,6 +19,8 @@ export interface RunContext {
   executor: AgentExecutor;
   systemPrompt: string | undefined;
   maxTurns: number;
+  /** The agent's run id: every batch is keyed by it in the executor's ledger. */
+  runId: string;
   /** The agent's transcript; the run appends to it. */
   transcript: Message[];
   signal: AbortSignal;
@@ -215,7 +217,7 @@ export class AgentRun {
     try {
       batch = await this.ctx.executor.executeBatch(
         calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
-        { signal: this.ctx.signal, onEvent: (event) => this.ctx.emit(event), approvals },
+        { signal: this.ctx.signal, onEvent: (event) => this.ctx.emit(event), approvals, runId: this.ctx.runId },
       );
     } catch (error) {
       const failure = AgentErrors.executorFailed(errorMessage(error));

@@ -8,8 +8,11 @@ import type { PausedBatch } from './approvals.ts';
 
 /** Which snapshots this version of toolpool reads. Bump it when the shape changes. */
 export const SNAPSHOT_FORMAT = 'toolpool.agent';
-/** 2: approved calls keep their arguments (they run with exactly those), and a snapshot may carry an integrity check. */
-export const SNAPSHOT_VERSION = 2;
+/**
+ * 2: approved calls keep their arguments (they run with exactly those), and a snapshot may carry an integrity check.
+ * 3: the agent's run id (its calls' key in the executor's ledger), so a restored agent never runs a call that already ran.
+ */
+export const SNAPSHOT_VERSION = 3;
 
 /**
  * An agent's state as plain JSON: store it anywhere and give it to
@@ -18,6 +21,8 @@ export const SNAPSHOT_VERSION = 2;
 export interface AgentSnapshot {
   format: typeof SNAPSHOT_FORMAT;
   version: typeof SNAPSHOT_VERSION;
+  /** The agent's run id: its tool calls are keyed by it in the executor's ledger. */
+  runId: string;
   messages: Message[];
   /** Queued `steer()` messages, oldest first. */
   steering: UserMessage[];
@@ -68,7 +73,9 @@ export function readSnapshot(value: unknown, secret?: SnapshotSecret, checkCall?
   const steering = checkMessages(snapshot.steering, 'steering') as UserMessage[];
   const followUps = checkMessages(snapshot.followUps, 'followUps') as UserMessage[];
   if (steering.concat(followUps).some((message) => message.role !== 'user')) throw new TypeError(AgentErrors.badSnapshot('steering and followUps must hold user messages'));
-  const state: AgentState = { messages, steering, followUps };
+  const runId = snapshot.runId;
+  if (typeof runId !== 'string' || runId.length === 0 || runId.length > 512) throw new TypeError(AgentErrors.badSnapshot('runId must be a non-empty string of at most 512 characters'));
+  const state: AgentState = { runId, messages, steering, followUps };
   if (snapshot.approval !== undefined) {
     const approval = checkApproval(snapshot.approval, messages, checkCall);
     state.approval = secret === undefined ? undecided(approval, messages) : approval;

@@ -12,6 +12,8 @@ import { styleFor, type Output } from './terminal.ts';
 import { CallLabels, Timeline } from './timeline.ts';
 import { inConfigTerms, readMcpConfig } from './mcp-config.ts';
 import { expandToolPaths } from './tool-paths.ts';
+import type { Ledger } from '../core/ledger.ts';
+import { sqliteLedger } from '../executor/sqlite-ledger.ts';
 
 export const runHelp = `Usage: toolpool run --model <provider:model> [--tools <file|folder>]... [options] "prompt"
 
@@ -31,6 +33,10 @@ Options:
                                 with or without /v1. With it, no API key is needed.
       --system <text>           System prompt
       --max-turns <n>           Model turns at most (default 50)
+      --ledger <file>           Record tool calls in this SQLite file (Node 22.13+), so that none runs
+                                twice: a call that ran under the run id is answered from it
+      --run-id <id>             The run id calls are keyed by in the ledger (default: a random one);
+                                give the same one to re-run a crashed run without repeating its calls
       --tool-options <json>     Options for tool modules whose default export is a factory
                                 (default {"root": "<current folder>"}, e.g. for read-file)
   -q, --quiet                   No timeline; print only the final answer
@@ -75,6 +81,8 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
         system: { type: 'string' },
         'max-turns': { type: 'string' },
         'tool-options': { type: 'string' },
+        ledger: { type: 'string' },
+        'run-id': { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
       },
     });
@@ -90,7 +98,15 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
 
   const model = await modelFromFlag(values.model, values['base-url'], io.env);
   const mcpServers = values['mcp-config'] !== undefined ? await readMcpConfig(values['mcp-config']) : undefined;
-  const executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config']);
+  if (values['run-id'] === '') throw usageError('run', '--run-id needs a non-empty id');
+  const ledger = values.ledger !== undefined ? openLedger(values.ledger) : undefined;
+  let executor: Executor;
+  try {
+    executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config'], ledger);
+  } catch (error) {
+    await ledger?.close?.();
+    throw error;
+  }
   const style = styleFor(io.stderr, io.env);
   const labels = new CallLabels();
   const stats = new RunStats(labels);
@@ -99,6 +115,7 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
     executor,
     ...(values.system !== undefined ? { systemPrompt: values.system } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(values['run-id'] !== undefined ? { runId: values['run-id'] } : {}),
   });
   agent.subscribe(stats.listener);
   if (!values.quiet) agent.subscribe(new Timeline(io.stderr, style, labels).listener);
@@ -125,6 +142,7 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
   } finally {
     process.off('SIGINT', onSigint);
     await executor.close();
+    await ledger?.close?.();
   }
   return report(stats, added, io, values.quiet === true, style);
 }
@@ -146,11 +164,20 @@ function parseToolOptions(json: string | undefined): unknown {
   }
 }
 
-async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers'], configFile: string | undefined): Promise<Executor> {
+/** --ledger: a SQLite file; on a Node without node:sqlite, the error says which Node it needs. */
+function openLedger(file: string): Ledger {
+  try {
+    return sqliteLedger(file);
+  } catch (error) {
+    throw runError(`--ledger ${file}: ${oneLineMessage(error)}`, error);
+  }
+}
+
+async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers'], configFile: string | undefined, ledger: Ledger | undefined): Promise<Executor> {
   const paths = await expandToolPaths(values);
   const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
   try {
-    return await createExecutor({ tools, ...(mcpServers ? { mcpServers } : {}) });
+    return await createExecutor({ tools, ...(mcpServers ? { mcpServers } : {}), ...(ledger ? { ledger } : {}) });
   } catch (error) {
     throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), configFile), error);
   }

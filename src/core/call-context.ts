@@ -21,6 +21,7 @@ export class CallContext implements ToolContext {
     owner: ContextOwner,
     readonly callId: string,
     readonly host: ToolContext['host'],
+    readonly runId: string | undefined = undefined,
   ) {
     this.#owner = owner;
     this.onUpdate = (partial) => owner.update(partial);

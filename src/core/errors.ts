@@ -563,3 +563,27 @@ export const AdapterErrors = {
 function quotedClient(client: string | undefined): string {
   return client === undefined ? 'the MCP client' : `the MCP client "${boundText(client, 100)}"`;
 }
+
+/** What a ledger (createExecutor({ ledger })) says; the texts that end a call are read by a model. */
+export const LedgerErrors = {
+  mayHaveRun: (tool: string, runId: string, callId: string, startedAt: number, startedBy: string) =>
+    `Not run again: this call of "${boundText(tool, 200)}" (run ${JSON.stringify(boundText(runId, 200))}, call ${JSON.stringify(boundText(callId, 200))}) ` +
+    `started at ${new Date(startedAt).toISOString()} on ${boundText(startedBy, 300)} and its end was never recorded: it may already have run ` +
+    '(its host may have stopped, or may be running it now). It was not run again, so it cannot run twice; check its effect before calling it with a new id.',
+  anotherCall: (tool: string, runId: string, callId: string, recordedTool: string, startedAt: number, startedBy: string) =>
+    `Not run: the ledger already holds another call under run ${JSON.stringify(boundText(runId, 200))}, call ${JSON.stringify(boundText(callId, 200))} ` +
+    `(tool "${boundText(recordedTool, 200)}"${recordedTool === tool ? ' with other arguments' : ''}, started at ${new Date(startedAt).toISOString()} on ${boundText(startedBy, 300)}). ` +
+    'A call id is used once per run; call the tool again with a new id.',
+  resultNotKept: (tool: string, endedAt: number, startedBy: string, bytes: number, sha256: string) =>
+    `Not run again: this call of "${boundText(tool, 200)}" already ran (it ended at ${new Date(endedAt).toISOString()}, started on ${boundText(startedBy, 300)}). ` +
+    `Its result (${bytes} bytes of JSON, sha256 ${sha256 || 'unknown'}) was larger than the ledger keeps, so it cannot be shown again.`,
+  unreachable: (ledger: string, reason: string) =>
+    `Not run: the call could not be recorded in the ledger ${boundText(ledger, 300)} (${boundText(reason, 500)}). ` +
+    'A call that is not recorded could run twice, so it was not run.',
+  endNotRecorded: (ledger: string, runId: string, callId: string, reason: string) =>
+    `toolpool: the end of call ${JSON.stringify(boundText(callId, 200))} (run ${JSON.stringify(boundText(runId, 200))}) could not be recorded in the ledger ${boundText(ledger, 300)} (${boundText(reason, 500)}); ` +
+    'a retry of it will be answered "may already have run".',
+  sqliteNeedsNode: (version: string) =>
+    `sqliteLedger needs node:sqlite, which Node ${version} does not have: use Node 22.13 or later (or 23.4+), or another ledger (memoryLedger(), redisLedger from toolpool/bullmq, or your own).`,
+  badRunId: (problem: string) => `executeBatch: runId ${problem}`,
+} as const;

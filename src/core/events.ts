@@ -25,6 +25,8 @@ export interface ToolEndEvent {
   isError: boolean;
   /** From the start of preparation to the moment the tool settled. */
   durationMs: number;
+  /** true: the call was not run; its result is the one a ledger recorded when the call ran under the same key (run id, call id). */
+  replayed?: boolean;
   /**
    * Milliseconds from the moment the executor handed the call to its runner
    * until the tool started running: waiting for a free worker (and, in the

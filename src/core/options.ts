@@ -1,5 +1,6 @@
 import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
 import type { RemoteRunner } from './remote.ts';
+import type { Ledger } from './ledger.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 import type { ExecutionMode, HostFunctions, Isolation, Tool, ToolLimits } from './tool.ts';
 
@@ -136,4 +137,12 @@ export interface ExecutorOptions {
    * events; inline tools run here as always. The executor closes it.
    */
   remote?: RemoteRunner;
+  /**
+   * Where calls of batches with a `runId` (every batch of an `Agent`) are
+   * recorded, so each runs at most once: `memoryLedger()` (the default, this
+   * process), `sqliteLedger(path)` (one machine), `redisLedger()` from
+   * `toolpool/bullmq` (many machines) or your own `Ledger`. The executor
+   * does not close it.
+   */
+  ledger?: Ledger;
 }

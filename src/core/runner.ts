@@ -4,6 +4,8 @@ import type { ToolResult } from './tool.ts';
 /** One call handed to a runner (inline, worker pool or process tier). */
 export interface RunJob {
   callId: string;
+  /** The batch's run id, for the tool's `ctx.runId`. */
+  runId?: string;
   args: unknown;
   limits: ResolvedLimits;
   signal?: AbortSignal;
@@ -29,7 +31,11 @@ export interface RunUsage {
 }
 
 /** Runners never throw for what a tool does: every failure is an error text. */
-export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string }) & { usage?: RunUsage };
+export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string }) & {
+  usage?: RunUsage;
+  /** Whether the call ran is unknown (a remote call lost with its machine): a ledger keeps it as started, never ended. */
+  unsure?: true;
+};
 
 /** The outcome with `waitedMs` more queue time (a wait before the runner got the call); unchanged when the call never ran. */
 export function withQueuedBefore(outcome: RunOutcome, waitedMs: number): RunOutcome {

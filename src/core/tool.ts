@@ -50,6 +50,13 @@ export type HostFunctions = Record<string, (...args: never[]) => unknown>;
 
 export interface ToolContext {
   callId: string;
+  /**
+   * The run this call belongs to (`executeBatch(calls, { runId })`, an
+   * Agent's run id), or undefined. With `callId` it names the call across
+   * retries, restarts and hosts: pass both downstream as an idempotency key
+   * (`${runId}:${callId}`) to make a side effect happen exactly once.
+   */
+  runId?: string | undefined;
   /** Fires when the call is aborted or times out; stop work promptly. */
   signal: AbortSignal;
   /** Emit a partial result as a `tool_update` event; dropped once the call settled. */

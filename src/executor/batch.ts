@@ -1,15 +1,25 @@
 import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
 import { MAX_ARGUMENT_DEPTH, isPlainObject, parseArguments, type Parsed } from '../tools/arguments.ts';
-import { ConfigErrors, ToolErrors, errorMessage, preview } from '../core/errors.ts';
+import { ConfigErrors, LedgerErrors, ToolErrors, errorMessage, preview } from '../core/errors.ts';
 import type { Listener, OrderedEmitter, ToolEndEvent, ToolEvent } from '../core/events.ts';
 import type { AfterToolCallHook, AfterToolCallResult, BeforeToolCallHook, HookQueue } from '../core/hooks.ts';
 import type { RegisteredTool } from './registry.ts';
-import type { RunUsage } from '../core/runner.ts';
+import type { RunOutcome, RunUsage } from '../core/runner.ts';
+import { argsDigest, endRecord, thisHost, type Ledger, type LedgerKey } from '../core/ledger.ts';
 import { textResult } from '../core/tool-result.ts';
 import { batchLimitsProblem, tightenLimits } from '../core/limits.ts';
 import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from '../core/tool.ts';
 
+/**
+ * A run id for the tools' `ctx.runId` only, not a ledger key: what a worker
+ * machine of toolpool/bullmq passes on for its host's call (the host keyed
+ * the call in its own ledger already). Not part of the public options.
+ */
+export const CONTEXT_RUN_ID: unique symbol = Symbol('toolpool.contextRunId');
+
 export interface BatchOptions {
+  /** @internal */
+  [CONTEXT_RUN_ID]?: string;
   /** Aborts running tools (their `ctx.signal`, then a kill after the grace period) and skips calls not yet started. */
   signal?: AbortSignal;
   /** Also receives this batch's events, in the same ordered chain as subscribers (used by `Agent`). */
@@ -32,6 +42,13 @@ export interface BatchOptions {
    * again, not prepared again.
    */
   prepared?: boolean;
+  /**
+   * The run these calls belong to: with a ledger (`createExecutor({ ledger })`),
+   * each call is recorded under `(runId, call id)` and runs at most once
+   * (a call whose key ended gets its recorded result; one that started and
+   * never ended is not run again). Without it the batch is not recorded.
+   */
+  runId?: string;
 }
 
 export interface BatchResult {
@@ -58,6 +75,8 @@ export interface BatchEnvironment {
   hooks: HookQueue;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
+  /** Where keyed calls are recorded (batches with a runId). */
+  ledger?: Ledger;
 }
 
 /** One call's progress through the batch. */
@@ -73,6 +92,8 @@ interface CallState {
   durationMs: number;
   /** What the runner measured; absent when the call never ran. */
   usage?: RunUsage;
+  /** Its result came from the ledger: the call ran before, under the same key. */
+  replayed?: boolean;
 }
 
 /**
@@ -257,8 +278,15 @@ export class BatchRun {
     if (!tool || !args) return;
     // A stop asked for by a hook (in any call) means no further tool starts.
     if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true);
+    const ledger = this.env.ledger;
+    const key: LedgerKey | undefined = ledger && this.options.runId !== undefined ? { runId: this.options.runId, callId: call.id } : undefined;
+    if (ledger && key) {
+      if (!(await this.#claim(state, tool, args, ledger, key))) return;
+      // Stopped or aborted while the claim was written: the call never reaches its tool, so its claim goes.
+      if (this.#stopped || this.options.signal?.aborted) return this.#unclaim(state, ledger, key);
+    }
     state.executed = true;
-    let outcome;
+    let outcome: RunOutcome;
     try {
       outcome = await this.#run(tool, args, call);
     } catch (error) {
@@ -270,11 +298,68 @@ export class BatchRun {
     if (mismatch !== undefined) this.#settle(state, textResult(mismatch), true);
     else if (outcome.ok) this.#settle(state, outcome.result, false);
     else this.#settle(state, textResult(outcome.error), true);
+    // Where the runner cannot tell whether the call ran (a remote call lost with its machine), the record stays "started".
+    if (ledger && key && !outcome.unsure) await this.#recordEnd(state, ledger, key);
+  }
+
+  /**
+   * Records that a keyed call starts, right before it runs; true when it may
+   * run. A key already recorded settles the call: the recorded result (it
+   * ended), or an error that it may have run (it started and never ended),
+   * unless its tool says a second run is harmless. A ledger that fails runs nothing.
+   */
+  async #claim(state: CallState, tool: RegisteredTool, args: Record<string, unknown>, ledger: Ledger, key: LedgerKey): Promise<boolean> {
+    const { call } = state;
+    const digest = argsDigest(args);
+    let record;
+    try {
+      record = await ledger.claim(key, { toolName: call.name, argsDigest: digest, startedAt: Date.now(), startedBy: thisHost() });
+    } catch (error) {
+      this.#settle(state, textResult(LedgerErrors.unreachable(ledger.name, errorMessage(error))), true);
+      return false;
+    }
+    if (record === undefined) return true;
+    if (record.toolName !== call.name || record.argsDigest !== digest) {
+      this.#settle(state, textResult(LedgerErrors.anotherCall(call.name, key.runId, key.callId, record.toolName, record.startedAt, record.startedBy)), true);
+      return false;
+    }
+    const { end } = record;
+    if (end?.result) {
+      state.replayed = true;
+      this.#settle(state, end.result, end.isError);
+      return false;
+    }
+    if (end) {
+      this.#settle(state, textResult(LedgerErrors.resultNotKept(call.name, end.endedAt, record.startedBy, end.omitted?.bytes ?? 0, end.omitted?.sha256 ?? '')), true);
+      return false;
+    }
+    if (tool.info.annotations?.idempotentHint === true) return true;
+    this.#settle(state, textResult(LedgerErrors.mayHaveRun(call.name, key.runId, key.callId, record.startedAt, record.startedBy)), true);
+    return false;
+  }
+
+  async #unclaim(state: CallState, ledger: Ledger, key: LedgerKey): Promise<void> {
+    this.#settle(state, textResult(this.#stopped ? ToolErrors.stoppedBeforeRun(this.#stopReason) : ToolErrors.abortedBeforeStart()), true);
+    try {
+      await ledger.release(key);
+    } catch {
+      // The claim stays: a retry is told the call may have run, which is safe.
+    }
+  }
+
+  /** The call's end, as the tool gave it (before afterToolCall), bounded; a ledger that fails leaves the call "started" and says so. */
+  async #recordEnd(state: CallState, ledger: Ledger, key: LedgerKey): Promise<void> {
+    try {
+      await ledger.end(key, endRecord(state.result!, state.isError));
+    } catch (error) {
+      process.emitWarning(LedgerErrors.endNotRecorded(ledger.name, key.runId, key.callId, errorMessage(error)), 'ToolpoolWarning');
+    }
   }
 
   #run(tool: RegisteredTool, args: Record<string, unknown>, call: ToolCall) {
     return tool.runner.execute({
       callId: call.id,
+      runId: this.options.runId ?? this.options[CONTEXT_RUN_ID],
       args,
       limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
       signal: this.options.signal,
@@ -291,7 +376,8 @@ export class BatchRun {
   }
 
   async #finalize(state: CallState): Promise<{ state: CallState; message: ToolResultMessage }> {
-    if (state.executed && this.env.afterToolCall) await this.#askAfterHook(state, this.env.afterToolCall);
+    // A replayed result goes through afterToolCall as it did when the call ran.
+    if ((state.executed || state.replayed) && this.env.afterToolCall) await this.#askAfterHook(state, this.env.afterToolCall);
     await this.#emit(endEvent(state));
     return { state, message: resultMessage(state) };
   }
@@ -343,7 +429,7 @@ function duplicateCalls(calls: ToolCall[]): ReadonlySet<ToolCall> {
 }
 
 /** The call's tool_end: the usage figures are 0 (times) or absent (cpu, heap) for a call that never ran. */
-function endEvent({ call, result, isError, durationMs, usage }: CallState): ToolEndEvent {
+function endEvent({ call, result, isError, durationMs, usage, replayed }: CallState): ToolEndEvent {
   const event: ToolEndEvent = {
     type: 'tool_end',
     toolCallId: call.id,
@@ -356,6 +442,7 @@ function endEvent({ call, result, isError, durationMs, usage }: CallState): Tool
   };
   if (usage?.cpuMs !== undefined) event.cpuMs = usage.cpuMs;
   if (usage?.heapUsedBytes !== undefined) event.heapUsedBytes = usage.heapUsedBytes;
+  if (replayed) event.replayed = true;
   return event;
 }
 
@@ -387,6 +474,9 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
 /** Checks the batch options a typo would silently turn into something else; a programming error, so it throws. */
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkBatchOptions(options: BatchOptions): void {
+  if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
+    throw new TypeError(LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'));
+  }
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);
   if (problem) throw new TypeError(ConfigErrors.badBatchOption('limits', problem));

@@ -5,6 +5,7 @@ import { OrderedEmitter, type Listener, type ToolEvent } from '../core/events.ts
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from '../core/hooks.ts';
 import { definedLimits } from '../tools/tool-info.ts';
 import type { RemoteRunner } from '../core/remote.ts';
+import { memoryLedger, type Ledger } from '../core/ledger.ts';
 import { TrustDomains } from '../isolation/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from '../core/options.ts';
 import { checkExecutorOptions } from '../tools/options-check.ts';
@@ -122,6 +123,7 @@ interface CheckedOptions {
   coerceArguments: boolean;
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
+  ledger: Ledger;
 }
 
 /** The options schema (src/tools/options-schema.ts) checks every option; this only fills in the defaults. */
@@ -137,6 +139,7 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     coerceArguments: options.coerceArguments !== false,
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
+    ledger: options.ledger ?? memoryLedger(),
   };
 }
 
@@ -246,6 +249,7 @@ class ToolExecutor implements Executor, PendingCheckable {
       hooks: this.#hooks,
       ...(this.options.beforeToolCall ? { beforeToolCall: this.options.beforeToolCall } : {}),
       ...(this.options.afterToolCall ? { afterToolCall: this.options.afterToolCall } : {}),
+      ledger: this.options.ledger,
     };
     return new BatchRun(environment, calls, options).run();
   }

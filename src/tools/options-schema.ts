@@ -146,6 +146,13 @@ export const executorProperties = {
       { additionalProperties: true, expected: 'a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)' },
     ),
   ),
+  // Any object with these methods (a class instance has others): memoryLedger(), sqliteLedger(), redisLedger() or the user's own.
+  ledger: Optional(
+    Type.Object(
+      { name: Type.String(), claim: FunctionOption(), end: FunctionOption(), release: FunctionOption() },
+      { additionalProperties: true, expected: 'a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)' },
+    ),
+  ),
   mcpServers: Optional(
     Type.Record(Type.String(), Options(mcpServerProperties, 'an MCP server: { command, args?, env?, ... } or { url, headers?, ... }'), {
       expected: 'an object of server name → { command, ... } or { url, ... }',

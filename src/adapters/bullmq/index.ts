@@ -7,3 +7,5 @@ export type { ServedExecutor } from './queued-call.ts';
 export { remoteRunner } from './remote-runner.ts';
 export type { RemoteRunnerOptions } from './remote-runner.ts';
 export type { Connection, RedisAddress } from './connection.ts';
+export { redisLedger } from './redis-ledger.ts';
+export type { RedisLedgerOptions } from './redis-ledger.ts';

@@ -19,6 +19,8 @@ export const MAX_HEARTBEAT_MS = 60_000;
 export interface CallData {
   toolpool: typeof PROTOCOL;
   callId: string;
+  /** The host's run id for the call (`ctx.runId`), when its batch had one. */
+  runId?: string;
   tool: string;
   args: Record<string, unknown>;
   /** The host's limits for the call; the worker machine applies the tighter of these and its own. */
@@ -64,6 +66,7 @@ export function checkCallData(data: unknown): CallData | string {
   if (data.toolpool !== PROTOCOL) return `it speaks protocol ${truncate(JSON.stringify(data.toolpool) ?? 'none', 40)}, not ${PROTOCOL}`;
   const { callId, tool, args, limits, isolation, moduleHash, heartbeatMs } = data;
   if (!isText(callId, 512)) return 'it has no call id';
+  if (data.runId !== undefined && !isText(data.runId, 512)) return 'its run id is not a text';
   if (!isText(tool, 200)) return 'it names no tool';
   if (!isObject(args)) return 'its arguments are not an object';
   if (!isObject(limits) || !LIMIT_KEYS.every((key) => isPositive(limits[key]))) return 'its limits are not positive numbers';

@@ -2,6 +2,7 @@ import { RemoteErrors, ToolErrors, errorMessage } from '../../core/errors.ts';
 import { isWeakerIsolation } from '../../isolation/strength.ts';
 import type { RemoteOutcome } from '../../core/remote.ts';
 import type { Executor, ToolEndEvent, ToolEvent } from '../../index.ts';
+import { CONTEXT_RUN_ID } from '../../executor/batch.ts';
 import type { CallData } from './protocol.ts';
 import type { UpdateRelay } from './update-relay.ts';
 
@@ -43,6 +44,7 @@ export async function runQueuedCall(executor: ServedExecutor, call: CallData, si
       prepared: true,
       approvals: { approved: [call.callId] },
       onEvent,
+      ...(call.runId !== undefined ? { [CONTEXT_RUN_ID]: call.runId } : {}),
     });
   } catch (error) {
     return { ok: false, error: ToolErrors.workerCrashed(errorMessage(error)) };

@@ -80,6 +80,7 @@ export class RemoteJob {
     const data: CallData = {
       toolpool: PROTOCOL,
       callId: call.callId,
+      ...(call.runId !== undefined ? { runId: call.runId } : {}),
       tool: call.tool,
       args: call.args as Record<string, unknown>,
       limits: call.limits,
@@ -93,7 +94,8 @@ export class RemoteJob {
     } catch (error) {
       // The command may have reached Redis before the connection dropped: should it have, the job goes again once Redis is back.
       context.abandon(this.jobId);
-      return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, errorMessage(error)) });
+      // It may still run (see above): a ledger keeps it as started, never ended.
+      return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, errorMessage(error)), unsure: true });
     }
     // Its events may already have moved it on (they come on another connection).
     if (this.#state === 'sending') this.#state = 'queued';
@@ -149,12 +151,13 @@ export class RemoteJob {
     this.context.cancel(this.jobId);
     const down = this.context.redisDown();
     const error = down !== undefined ? RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, down) : RemoteErrors.machineLost(this.context.queue, this.context.lostAfterMs);
-    this.#settle({ ok: false, error });
+    // Sent and lost: it may have run, or may run still; a ledger keeps it as started, never ended.
+    this.#settle({ ok: false, error, unsure: true });
   };
 
   readonly #overstayed = () => {
     this.context.cancel(this.jobId);
-    this.#settle({ ok: false, error: this.#aborting ? RemoteErrors.noAnswerAfterAbort() : RemoteErrors.noAnswerAfterTimeout(this.call.limits.timeoutMs) });
+    this.#settle({ ok: false, error: this.#aborting ? RemoteErrors.noAnswerAfterAbort() : RemoteErrors.noAnswerAfterTimeout(this.call.limits.timeoutMs), unsure: true });
   };
 
   readonly #onAbort = () => {
@@ -206,7 +209,7 @@ export class RemoteJob {
     if (this.#state === 'settled') return;
     if (this.#state === 'sending') return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(this.context.queue, this.context.where, reason) });
     this.context.abandon(this.jobId);
-    this.#settle({ ok: false, error: RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, reason) });
+    this.#settle({ ok: false, error: RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, reason), unsure: true });
   }
 
   /** The host closes: the call ends now, and its job is taken off the queue or stopped where it runs. */

@@ -29,11 +29,18 @@ export async function callTool(
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const { name, arguments: args = {} } = request.params;
-  const call: ToolCall = { id: `mcp_${++sequence}`, name, arguments: args };
+  const key = callKey(request.params._meta);
+  if (typeof key === 'string') return { content: [{ type: 'text', text: key }], isError: true };
+  const call: ToolCall = { id: key?.callId ?? `mcp_${++sequence}`, name, arguments: args };
   const token = request.params._meta?.progressToken;
   const onEvent = token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
   const run = (approvals?: ApprovalOptions) =>
-    executor.executeBatch([call], { signal: extra.signal, ...(onEvent ? { onEvent } : {}), ...(approvals ? { approvals } : {}) });
+    executor.executeBatch([call], {
+      signal: extra.signal,
+      ...(onEvent ? { onEvent } : {}),
+      ...(approvals ? { approvals } : {}),
+      ...(key ? { runId: key.runId } : {}),
+    });
   const metadata = executor.metadata.get(name);
   const structured = metadata?.outputSchema !== undefined;
   const finish = (batch: BatchResult) => toCallToolResult(batch.results[0]!, structured);
@@ -50,4 +57,24 @@ export async function callTool(
     ...(label !== undefined ? { label } : {}),
   });
   return finish(await run(decision));
+}
+
+/** The `_meta` keys a client gives to have a call recorded in the executor's ledger (see docs/ledger.md). */
+export const RUN_ID_META = 'toolpool/runId';
+export const CALL_ID_META = 'toolpool/callId';
+
+/**
+ * A `tools/call` is a new call unless the client says otherwise: with
+ * `_meta: { "toolpool/runId": ..., "toolpool/callId": ... }` it is keyed
+ * `(runId, callId)` in the executor's ledger, so a client's retry with the
+ * same pair is answered from the ledger instead of running again. Without
+ * them the call is not recorded. Returns the key, nothing, or what is wrong.
+ */
+function callKey(meta: Record<string, unknown> | undefined): { runId: string; callId: string } | string | undefined {
+  const runId = meta?.[RUN_ID_META];
+  const callId = meta?.[CALL_ID_META];
+  if (runId === undefined && callId === undefined) return undefined;
+  const fits = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 512;
+  if (!fits(runId) || !fits(callId)) return `Not run: _meta "${RUN_ID_META}" and "${CALL_ID_META}" go together, each a non-empty string of at most 512 characters.`;
+  return { runId, callId };
 }

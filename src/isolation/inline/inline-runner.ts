@@ -48,7 +48,7 @@ class InlineCall implements Stoppable, ContextOwner {
     host: ToolContext['host'],
   ) {
     this.limits = job.limits;
-    this.context = new CallContext(this, job.callId, host);
+    this.context = new CallContext(this, job.callId, host, job.runId);
   }
 
   signal(): AbortSignal {

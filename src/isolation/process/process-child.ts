@@ -78,6 +78,7 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
   const outcome = await pools!.execute(
     {
       callId: message.callId,
+      ...(typeof message.runId === 'string' ? { runId: message.runId } : {}),
       args: message.args,
       limits: message.limits,
       measureUsage: message.measureUsage,

@@ -173,7 +173,10 @@ export class ToolProcess {
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
       const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
-      const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits, measureUsage: job.measureUsage !== false }, expect);
+      const reply = await this.#request(
+        { type: 'execute', id, ref, callId, ...(job.runId !== undefined ? { runId: job.runId } : {}), args, limits, measureUsage: job.measureUsage !== false },
+        expect,
+      );
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.

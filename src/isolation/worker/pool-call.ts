@@ -106,6 +106,7 @@ export class PoolCall implements Stoppable {
       concurrency: this.concurrency,
       seq: this.seq,
       callId: job.callId,
+      batchRunId: job.runId,
       args: job.args,
       runId: this.runId,
       maxResultBytes: job.limits.maxResultBytes,

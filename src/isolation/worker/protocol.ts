@@ -72,6 +72,8 @@ export interface ExecuteTask extends ModuleTask {
    */
   seq: number;
   callId: string;
+  /** The batch's run id (`ctx.runId`); not `runId`, this call's number on the worker channel. */
+  batchRunId: string | undefined;
   args: unknown;
   maxResultBytes: number;
   hostFunctions: string[];

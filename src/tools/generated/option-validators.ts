@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"ledger":{"additionalProperties":true,"expected":"a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)","type":"object","required":["name","claim","end","release"],"properties":{"name":{"type":"string"},"claim":{"typeof":"function","expected":"a function"},"end":{"typeof":"function","expected":"a function"},"release":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -933,16 +933,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data.mcpServers !== undefined){
-let data39 = data.mcpServers;
+if(data.ledger !== undefined){
+let data39 = data.ledger;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key8 in data39){
-if(pattern0.test(key8)){
-let data40 = data39[key8];
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-for(const key9 in data40){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err68 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data40};
+if(data39.name === undefined){
+const err68 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -951,12 +946,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data40.command !== undefined){
-let data41 = data40.command;
-if(typeof data41 === "string"){
-if(func3(data41) < 1){
-const err69 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data41};
+if(data39.claim === undefined){
+const err69 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "claim"},message:"must have required property '"+"claim"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -965,9 +956,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-else {
-const err70 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data41};
+if(data39.end === undefined){
+const err70 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -976,15 +966,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data40.args !== undefined){
-let data42 = data40.args;
-if(Array.isArray(data42)){
-const len5 = data42.length;
-for(let i5=0; i5<len5; i5++){
-let data43 = data42[i5];
-if(typeof data43 !== "string"){
-const err71 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data43};
+if(data39.release === undefined){
+const err71 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "release"},message:"must have required property '"+"release"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -993,10 +976,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data42};
+if(data39.name !== undefined){
+let data40 = data39.name;
+if(typeof data40 !== "string"){
+const err72 = {instancePath:instancePath+"/ledger/name",schemaPath:"#/properties/ledger/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.ledger.properties.name.type,parentSchema:schema11.properties.ledger.properties.name,data:data40};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1006,14 +989,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data40.env !== undefined){
-let data44 = data40.env;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-for(const key10 in data44){
-if(pattern0.test(key10)){
-let data45 = data44[key10];
-if(typeof data45 !== "string"){
-const err73 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data45};
+if(data39.claim !== undefined){
+let data41 = data39.claim;
+if(typeof data41 !== "function"){
+const err73 = {instancePath:instancePath+"/ledger/claim",schemaPath:"#/properties/ledger/properties/claim/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.claim,data:data41};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1023,10 +1002,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data44};
+if(data39.end !== undefined){
+let data42 = data39.end;
+if(typeof data42 !== "function"){
+const err74 = {instancePath:instancePath+"/ledger/end",schemaPath:"#/properties/ledger/properties/end/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.end,data:data42};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1036,11 +1015,10 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data40.cwd !== undefined){
-let data46 = data40.cwd;
-if(typeof data46 === "string"){
-if(func3(data46) < 1){
-const err75 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data46};
+if(data39.release !== undefined){
+let data43 = data39.release;
+if(typeof data43 !== "function"){
+const err75 = {instancePath:instancePath+"/ledger/release",schemaPath:"#/properties/ledger/properties/release/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.release,data:data43};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1050,8 +1028,9 @@ vErrors.push(err75);
 errors++;
 }
 }
+}
 else {
-const err76 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data46};
+const err76 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.ledger.type,parentSchema:schema11.properties.ledger,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1061,10 +1040,16 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data40.isolation !== undefined){
-let data47 = data40.isolation;
-if(typeof data47 !== "string"){
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data47};
+if(data.mcpServers !== undefined){
+let data44 = data.mcpServers;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+for(const key8 in data44){
+if(pattern0.test(key8)){
+let data45 = data44[key8];
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key9 in data45){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data45};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1073,8 +1058,12 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!((data47 === "process") || (data47 === "sandbox"))){
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data47};
+}
+if(data45.command !== undefined){
+let data46 = data45.command;
+if(typeof data46 === "string"){
+if(func3(data46) < 1){
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data46};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1084,12 +1073,8 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data40.permissions !== undefined){
-let data48 = data40.permissions;
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-for(const key11 in data48){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data48};
+else {
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data46};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1099,15 +1084,14 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data48.fsRead !== undefined){
-let data49 = data48.fsRead;
-if(Array.isArray(data49)){
-const len6 = data49.length;
-for(let i6=0; i6<len6; i6++){
-let data50 = data49[i6];
-if(typeof data50 === "string"){
-if(func3(data50) < 1){
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data50};
+if(data45.args !== undefined){
+let data47 = data45.args;
+if(Array.isArray(data47)){
+const len5 = data47.length;
+for(let i5=0; i5<len5; i5++){
+let data48 = data47[i5];
+if(typeof data48 !== "string"){
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data48};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1117,8 +1101,9 @@ vErrors.push(err80);
 errors++;
 }
 }
+}
 else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data50};
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data47};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1128,9 +1113,14 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-else {
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data49};
+if(data45.env !== undefined){
+let data49 = data45.env;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key10 in data49){
+if(pattern0.test(key10)){
+let data50 = data49[key10];
+if(typeof data50 !== "string"){
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data50};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1140,15 +1130,10 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data48.fsWrite !== undefined){
-let data51 = data48.fsWrite;
-if(Array.isArray(data51)){
-const len7 = data51.length;
-for(let i7=0; i7<len7; i7++){
-let data52 = data51[i7];
-if(typeof data52 === "string"){
-if(func3(data52) < 1){
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data52};
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data49};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1158,8 +1143,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data52};
+if(data45.cwd !== undefined){
+let data51 = data45.cwd;
+if(typeof data51 === "string"){
+if(func3(data51) < 1){
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data51};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1169,9 +1157,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
 else {
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data51};
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data51};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1181,15 +1168,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data48.net !== undefined){
-let data53 = data48.net;
-if(Array.isArray(data53)){
-const len8 = data53.length;
-for(let i8=0; i8<len8; i8++){
-let data54 = data53[i8];
-if(typeof data54 === "string"){
-if(func3(data54) < 1){
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data54};
+if(data45.isolation !== undefined){
+let data52 = data45.isolation;
+if(typeof data52 !== "string"){
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data52};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1198,9 +1180,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data54};
+if(!((data52 === "process") || (data52 === "sandbox"))){
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data52};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1210,9 +1191,12 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data53};
+if(data45.permissions !== undefined){
+let data53 = data45.permissions;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+for(const key11 in data53){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data53};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1222,9 +1206,15 @@ vErrors.push(err88);
 errors++;
 }
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data48};
+if(data53.fsRead !== undefined){
+let data54 = data53.fsRead;
+if(Array.isArray(data54)){
+const len6 = data54.length;
+for(let i6=0; i6<len6; i6++){
+let data55 = data54[i6];
+if(typeof data55 === "string"){
+if(func3(data55) < 1){
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data55};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1234,11 +1224,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data40.timeoutMs !== undefined){
-let data55 = data40.timeoutMs;
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 <= 0 || isNaN(data55)){
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data55};
+else {
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data55};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1248,8 +1235,9 @@ vErrors.push(err90);
 errors++;
 }
 }
+}
 else {
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data55};
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data54};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1259,13 +1247,15 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data40.needsApproval !== undefined){
-let data56 = data40.needsApproval;
-const _errs179 = errors;
-let valid33 = false;
-const _errs180 = errors;
-if(typeof data56 !== "boolean"){
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data56};
+if(data53.fsWrite !== undefined){
+let data56 = data53.fsWrite;
+if(Array.isArray(data56)){
+const len7 = data56.length;
+for(let i7=0; i7<len7; i7++){
+let data57 = data56[i7];
+if(typeof data57 === "string"){
+if(func3(data57) < 1){
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data57};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1274,12 +1264,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-var _valid2 = _errs180 === errors;
-valid33 = valid33 || _valid2;
-if(!valid33){
-const _errs182 = errors;
-if(typeof data56 !== "function"){
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data56};
+}
+else {
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data57};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1288,11 +1275,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-var _valid2 = _errs182 === errors;
-valid33 = valid33 || _valid2;
 }
-if(!valid33){
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data56};
+}
+else {
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data56};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1301,23 +1287,16 @@ vErrors.push(err94);
 }
 errors++;
 }
-else {
-errors = _errs179;
-if(vErrors !== null){
-if(_errs179){
-vErrors.length = _errs179;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data40.url !== undefined){
-let data57 = data40.url;
-if(typeof data57 === "string"){
-if(func3(data57) < 1){
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data57};
+if(data53.net !== undefined){
+let data58 = data53.net;
+if(Array.isArray(data58)){
+const len8 = data58.length;
+for(let i8=0; i8<len8; i8++){
+let data59 = data58[i8];
+if(typeof data59 === "string"){
+if(func3(data59) < 1){
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data59};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1328,7 +1307,7 @@ errors++;
 }
 }
 else {
-const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data57};
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data59};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1338,14 +1317,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data40.headers !== undefined){
-let data58 = data40.headers;
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-for(const key12 in data58){
-if(pattern0.test(key12)){
-let data59 = data58[key12];
-if(typeof data59 !== "string"){
-const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data59};
+}
+else {
+const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data58};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1356,9 +1330,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data58};
+const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data53};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1368,9 +1341,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-}
-else {
-const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data40};
+if(data45.timeoutMs !== undefined){
+let data60 = data45.timeoutMs;
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 <= 0 || isNaN(data60)){
+const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data60};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1380,10 +1355,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
-}
 else {
-const err100 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data39};
+const err100 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data60};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1393,14 +1366,148 @@ vErrors.push(err100);
 errors++;
 }
 }
-}
-else {
-const err101 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data45.needsApproval !== undefined){
+let data61 = data45.needsApproval;
+const _errs191 = errors;
+let valid34 = false;
+const _errs192 = errors;
+if(typeof data61 !== "boolean"){
+const err101 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data61};
 if(vErrors === null){
 vErrors = [err101];
 }
 else {
 vErrors.push(err101);
+}
+errors++;
+}
+var _valid2 = _errs192 === errors;
+valid34 = valid34 || _valid2;
+if(!valid34){
+const _errs194 = errors;
+if(typeof data61 !== "function"){
+const err102 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data61};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+var _valid2 = _errs194 === errors;
+valid34 = valid34 || _valid2;
+}
+if(!valid34){
+const err103 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data61};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+else {
+errors = _errs191;
+if(vErrors !== null){
+if(_errs191){
+vErrors.length = _errs191;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data45.url !== undefined){
+let data62 = data45.url;
+if(typeof data62 === "string"){
+if(func3(data62) < 1){
+const err104 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data62};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data62};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+if(data45.headers !== undefined){
+let data63 = data45.headers;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+for(const key12 in data63){
+if(pattern0.test(key12)){
+let data64 = data63[key12];
+if(typeof data64 !== "string"){
+const err106 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data64};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err107 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data63};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data45};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data44};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+else {
+const err110 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
 }
 errors++;
 }

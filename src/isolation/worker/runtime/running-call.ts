@@ -61,7 +61,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     callHost: CallHost,
     private readonly pollHost: PollHost,
   ) {
-    this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost));
+    this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost), typeof task.batchRunId === 'string' ? task.batchRunId : undefined);
   }
 
   get settled(): boolean {

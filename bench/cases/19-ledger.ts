@@ -1,0 +1,87 @@
+/**
+ * Case 19: what a ledger costs per call (issue 25). One inline noop tool (on
+ * the host thread, so the ledger's share is not hidden by a worker round
+ * trip), one call per batch, one batch at a time: without a runId (not
+ * recorded), and keyed with memoryLedger, sqliteLedger (a file in a temp
+ * folder; Node 22.13+) and redisLedger (a redis-server of the case's own).
+ * Every keyed call has a new id, so each pays a claim and an end.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Executor, Ledger } from '../../src/index.ts';
+import { interleave, ratioOf, timeEach } from '../lib/interleave.ts';
+import { startRedis } from '../lib/redis-server.ts';
+import { summarize } from '../lib/stats.ts';
+import { load, toolpool } from '../lib/toolpool.ts';
+import { row, type BenchCase, type Row } from '../lib/types.ts';
+
+type Bullmq = typeof import('../../src/adapters/bullmq/index.ts');
+
+const ROWS = ['no ledger (no runId)', 'memoryLedger', 'sqliteLedger', 'redisLedger'] as const;
+const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+/** node:sqlite without a flag: Node 22.13+, 23.4+. Without it the case has no SQLite row. */
+const HAS_SQLITE = (major === 22 && minor >= 13) || (major === 23 && minor >= 4) || major >= 24;
+
+export const ledgerCost: BenchCase = {
+  id: 19,
+  title: 'Ledger cost per call (inline noop, one call per batch)',
+  rowNames: HAS_SQLITE ? ROWS : ROWS.filter((name) => name !== 'sqliteLedger'),
+  async run({ quick, log }) {
+    const { createExecutor, defineTool, memoryLedger, sqliteLedger } = await toolpool();
+    const { redisLedger } = await load<Bullmq>('src/adapters/bullmq/index.ts');
+    const noop = defineTool({ name: 'noop', description: 'Does nothing', parameters: { type: 'object', properties: {} }, execute: () => ({ content: [] }) });
+    const folder = await mkdtemp(join(tmpdir(), 'toolpool-bench-ledger-'));
+    const redis = await startRedis();
+    const ledgers: Ledger[] = [];
+    const executors: Executor[] = [];
+    const notes: string[] = [];
+    try {
+      const open = async (ledger?: Ledger) => {
+        if (ledger) ledgers.push(ledger);
+        const executor = await createExecutor({ tools: [noop], ...(ledger ? { ledger } : {}) });
+        executors.push(executor);
+        return executor;
+      };
+      const sqlite = HAS_SQLITE ? sqliteLedger(join(folder, 'calls.db')) : undefined;
+      if (!sqlite) notes.push(`sqliteLedger not measured: Node ${process.versions.node} has no node:sqlite (22.13+).`);
+      const executors4 = {
+        none: await open(),
+        memory: await open(memoryLedger()),
+        ...(sqlite ? { sqlite: await open(sqlite) } : {}),
+        redis: await open(redisLedger({ connection: redis.url })),
+      } as Record<'none' | 'memory' | 'sqlite' | 'redis', Executor | undefined>;
+      const rounds = quick ? 1 : 10;
+      const perBlock = quick ? 10 : 300;
+      log(`case 19: ${rounds} rounds x ${perBlock} calls per ledger`);
+      let n = 0;
+      const block = (executor: Executor, keyed: boolean) => () =>
+        timeEach(perBlock, () => executor.executeBatch([{ id: `c${++n}`, name: 'noop', arguments: {} }], keyed ? { runId: 'bench' } : {}));
+      const variants = Object.fromEntries(
+        Object.entries(executors4)
+          .filter((entry): entry is [string, Executor] => entry[1] !== undefined)
+          .map(([name, executor]) => [name, block(executor, name !== 'none')]),
+      );
+      const samples = await interleave(variants, { rounds, warmupRounds: 1 });
+      const none = summarize(samples.none!.samples);
+      const rows: Row[] = [row(ROWS[0], 'µs', none.median, { p99: none.p99, n: none.n, note: 'executeBatch of one inline noop call' })];
+      for (const [name, title] of [
+        ['memory', ROWS[1]],
+        ['sqlite', ROWS[2]],
+        ['redis', ROWS[3]],
+      ] as const) {
+        const measured = samples[name];
+        if (!measured) continue;
+        const s = summarize(measured.samples);
+        const ratio = ratioOf(measured, samples.none!);
+        rows.push(row(title, 'µs', s.median, { p99: s.p99, n: s.n, vs: { row: ROWS[0], ratio: ratio.value, range: ratio.range }, note: name === 'sqlite' ? 'WAL, synchronous=FULL: a claim and an end per call' : name === 'redis' ? 'SET NX PX, GET + SET KEEPTTL per call; local redis-server' : undefined }));
+      }
+      return { id: 19, title: ledgerCost.title, rows, targets: [], notes };
+    } finally {
+      await Promise.all(executors.map((executor) => executor.close()));
+      await Promise.all(ledgers.map((ledger) => ledger.close?.()));
+      await redis.stop();
+      await rm(folder, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { canonicalJson } from './canonical-json.ts';
+import type { ToolResult } from './tool.ts';
+
+/**
+ * A ledger remembers, across processes and machines, which keyed tool
+ * calls started and how they ended, so a call runs at most once: a call
+ * whose key ended gets its recorded result back, a call whose key started
+ * and never ended is not run again (it may have run). A call is keyed by
+ * the batch's `runId` and the call's id; a batch without a `runId` is not
+ * recorded.
+ *
+ * Four methods, so a ledger can live in any store with an atomic
+ * "insert if absent" (Postgres `INSERT ... ON CONFLICT DO NOTHING`,
+ * DynamoDB `attribute_not_exists`, Redis `SET NX`). Each method either
+ * does what it says or throws; a ledger that throws runs nothing (the
+ * call gets an error result naming the ledger).
+ */
+export interface Ledger {
+  /** Named in error results, e.g. `sqliteLedger(./calls.db)`. */
+  readonly name: string;
+  /**
+   * Records that a call starts, atomically and only if nothing is recorded
+   * under its key: returns `undefined` when this record was written (the
+   * caller may run the call), or the record already there (written by this
+   * or another process, started or ended). Must be durable when it returns.
+   */
+  claim(key: LedgerKey, record: StartRecord): Promise<LedgerRecord | undefined>;
+  /** Records how a call this process claimed ended (its record becomes `ended`). */
+  end(key: LedgerKey, end: EndRecord): Promise<void>;
+  /**
+   * Removes a claim this process made for a call that never ran (aborted or
+   * closed before it reached its tool), so a retry may run it.
+   */
+  release(key: LedgerKey): Promise<void>;
+  /** Closes the store's connection, if the ledger opened one. */
+  close?(): Promise<void>;
+}
+
+/** A call's key: the batch's run id and the call's id. */
+export interface LedgerKey {
+  runId: string;
+  callId: string;
+}
+
+/** What is recorded when a call starts. */
+export interface StartRecord {
+  toolName: string;
+  /** sha256 of the call's validated arguments (canonical JSON): a reused call id with other arguments is not the same call. */
+  argsDigest: string;
+  /** When it started, in ms since the epoch. */
+  startedAt: number;
+  /** Where it started: `hostname:pid`. */
+  startedBy: string;
+}
+
+/** How a call ended, as recorded. */
+export interface EndRecord {
+  endedAt: number;
+  isError: boolean;
+  /** The result, when its JSON fits the ledger's bound; otherwise `omitted`. */
+  result?: ToolResult;
+  /** A result over the bound: its size and digest, not the result. */
+  omitted?: { bytes: number; sha256: string };
+}
+
+/** A record as a ledger holds it: started, and ended once `end` is there. */
+export interface LedgerRecord extends StartRecord {
+  end?: EndRecord;
+}
+
+/** Results larger than this (as JSON) are recorded as a digest and a note: 256 KiB. */
+export const DEFAULT_MAX_RECORDED_BYTES = 256 * 1024;
+
+const HOST = `${hostname()}:${process.pid}`;
+
+/** Where this process is, as a ledger records it. */
+export function thisHost(): string {
+  return HOST;
+}
+
+export function argsDigest(args: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(args)).digest('hex');
+}
+
+/** The end record of a result: the result itself within `maxBytes` of JSON, else its size and digest. */
+export function endRecord(result: ToolResult, isError: boolean, maxBytes = DEFAULT_MAX_RECORDED_BYTES): EndRecord {
+  const kept: ToolResult = { content: result.content };
+  if (result.details !== undefined) kept.details = result.details;
+  if (result.terminate !== undefined) kept.terminate = result.terminate;
+  let json: string;
+  try {
+    json = JSON.stringify(kept);
+  } catch {
+    json = '';
+  }
+  const bytes = Buffer.byteLength(json);
+  if (json !== '' && bytes <= maxBytes) return { endedAt: Date.now(), isError, result: JSON.parse(json) as ToolResult };
+  return { endedAt: Date.now(), isError, omitted: { bytes, sha256: createHash('sha256').update(json).digest('hex') } };
+}
+
+/** Checks what a ledger store gave back, so a damaged row reads as "no usable record" rather than a crash. */
+export function readRecord(value: unknown): LedgerRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Partial<LedgerRecord>;
+  if (typeof record.toolName !== 'string' || typeof record.argsDigest !== 'string' || typeof record.startedAt !== 'number' || typeof record.startedBy !== 'string') return undefined;
+  const read: LedgerRecord = { toolName: record.toolName, argsDigest: record.argsDigest, startedAt: record.startedAt, startedBy: record.startedBy };
+  const end = record.end as Partial<EndRecord> | undefined;
+  if (end && typeof end === 'object' && typeof end.endedAt === 'number' && typeof end.isError === 'boolean') {
+    const ended: EndRecord = { endedAt: end.endedAt, isError: end.isError };
+    const result = end.result as Partial<ToolResult> | undefined;
+    if (result && typeof result === 'object' && Array.isArray(result.content)) ended.result = result as ToolResult;
+    else if (end.omitted && typeof end.omitted.bytes === 'number' && typeof end.omitted.sha256 === 'string') ended.omitted = { bytes: end.omitted.bytes, sha256: end.omitted.sha256 };
+    else ended.omitted = { bytes: 0, sha256: '' };
+    read.end = ended;
+  }
+  return read;
+}
+
+export interface MemoryLedgerOptions {
+  /** Keys kept at most (default 100 000); the oldest ended ones go first, and a replay of a forgotten key runs it again. */
+  maxKeys?: number;
+}
+
+/**
+ * The default ledger: a map in this process. A replayed snapshot, a second
+ * resume or a retried batch in this executor is answered from it; across
+ * processes it holds nothing (use `sqliteLedger` on one machine,
+ * `redisLedger` from `toolpool/bullmq` across machines).
+ */
+export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
+  const maxKeys = options.maxKeys ?? 100_000;
+  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new TypeError(`memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`);
+  const records = new Map<string, LedgerRecord>();
+  const id = (key: LedgerKey) => JSON.stringify([key.runId, key.callId]);
+  const evict = () => {
+    if (records.size <= maxKeys) return;
+    for (const [name, record] of records) {
+      if (records.size <= maxKeys) return;
+      if (record.end) records.delete(name);
+    }
+  };
+  return {
+    name: 'memoryLedger()',
+    async claim(key, record) {
+      const existing = records.get(id(key));
+      if (existing) return structuredClone(existing);
+      records.set(id(key), { ...record });
+      evict();
+      return undefined;
+    },
+    async end(key, end) {
+      const record = records.get(id(key));
+      if (record) record.end = structuredClone(end);
+    },
+    async release(key) {
+      const record = records.get(id(key));
+      if (record && !record.end) records.delete(id(key));
+    },
+  };
+}
+
+/** Checks a `ledger` option: an object with the four methods. */
+export function ledgerProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'must be a ledger (memoryLedger(), sqliteLedger(path), redisLedger(...) or your own { name, claim, end, release })';
+  const ledger = value as Partial<Ledger>;
+  if (typeof ledger.name !== 'string') return 'must have a name (a string)';
+  for (const method of ['claim', 'end', 'release'] as const) if (typeof ledger[method] !== 'function') return `must have a ${method}() method`;
+  return undefined;
+}
