@@ -27,7 +27,7 @@ export interface ChildInit {
   /** Descriptors the child inherited from the host without close-on-exec: closed before any tool runs. */
   closeFds?: number[];
   /** Modules the host compiled for the child (source → compiled file): the child may not run esbuild under permissions. */
-  precompiled?: Record<string, string>;
+  precompiled?: Record<string, { file: string; code?: string }>;
   /** The child's cap on open descriptors; past three quarters of it, the child asks to be replaced. */
   maxOpenFiles: number;
 }

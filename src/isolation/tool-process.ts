@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../errors.ts';
-import { toRunnableRuntime } from '../pool/module-compiler.ts';
+import { runtimeFile, toRunnableRuntime, type RuntimeFile } from '../pool/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../pool/host-functions.ts';
 import { checkPayload } from '../pool/payload.ts';
 import { toolKeyOf } from '../pool/pool-call.ts';
@@ -495,11 +495,11 @@ function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): Run
 }
 
 /** The worker entry, compiled here when toolpool runs from TypeScript sources (the child may not start esbuild). */
-async function precompiledForChild(): Promise<Record<string, string>> {
+async function precompiledForChild(): Promise<Record<string, RuntimeFile>> {
   const extension = extname(fileURLToPath(import.meta.url));
   if (extension !== '.ts') return {};
   const workerEntry = fileURLToPath(new URL(`../../workers/tool-worker${extension}`, import.meta.url));
-  return { [workerEntry]: await toRunnableRuntime(workerEntry) };
+  return { [workerEntry]: await runtimeFile(workerEntry) };
 }
 
 function childEntryFile(): Promise<string> {
