@@ -51,6 +51,8 @@ export type ChildToHost =
   | { type: 'failed'; id: number; error: string }
   | { type: 'update'; id: number; partial: ToolResult }
   | { type: 'executed'; id: number; outcome: RunOutcome }
+  /** The call ignored its signal and its thread could not be terminated (a native call): the host SIGKILLs the child. `error` is the call's text. */
+  | { type: 'unstoppable'; id: number; error: string }
   | { type: 'host-call'; id: number; name: string; args: unknown[] }
   /** The child holds this many open descriptors, left by tools: it must be replaced before they break its calls. */
   | { type: 'exhausted'; openFiles: number };

@@ -167,7 +167,7 @@ export class ToolProcess {
       const { callId, args, limits } = job;
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
-      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const expect = { accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
       const reply = await this.#request({ type: 'execute', id, ref, callId, args, limits, measureUsage: job.measureUsage !== false }, expect);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
@@ -392,6 +392,9 @@ export class ToolProcess {
       return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
     }
     if (message.type === 'update') return this.#relayUpdate(message, pending);
+    // A stopped call is stopped: its thread would not end, so the child goes, with every thread in it. The call is told it was
+    // killed (it is, now); the others running in the child, why they were stopped.
+    if (message.type === 'unstoppable') return this.#kill(message.error, message.id, ToolErrors.processKilledForUnstoppable());
     this.#settle(message.id, message);
   }
 

@@ -398,6 +398,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     for (const other of this.#leased.values()) if (other !== channel && other.recallOne()) return;
   }
 
+  stuckThreadEnded(): void {
+    this.#budget.give();
+    this.#dispatch();
+  }
+
   forget(channel: WorkerChannel): void {
     // Retired or gone: its calls were taken off it, and so is its token.
     if (channel.holdsToken) {
