@@ -92,7 +92,7 @@ describe('worker tier: a thread that cannot be terminated is not reported as kil
     expect(ownCpuMs() - cpuAtFirst).toBeGreaterThan(300);
     // ... and had ended by the time the next call ran: nothing burns any more.
     expect(await cpuMsOver(ownCpuMs, 1_500)).toBeLessThan(600);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])('%s tier: a call that cannot be stopped inside the child takes the child with it', (isolation) => {
