@@ -128,12 +128,12 @@ describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])('%s t
     expect(seen.after).not.toContain('attacker code');
     expect(seen.after).toMatch(isolation === 'sandbox' ? /^genuine$/ : /^(genuine|error: .*is not what toolpool compiled \(it was changed after compiling)/);
     expect(seen.bystander).toBe('bystander');
-  });
+  }, 150_000);
 
   test("toolpool's compiled worker runtime, rewritten, runs in no worker started afterwards", () => {
     const seen = runRewrite(isolation, 'runtime');
     expect(seen.attackerCodeRan).toBe(false);
     expect(seen.after).toBe('genuine');
     expect(seen.bystander).toBe('bystander');
-  });
+  }, 150_000);
 });

@@ -45,13 +45,13 @@ describe('worker tier: no wall (the documented limit; README "Limits and isolati
     // The limit as documented: the attack works. If this fails, the worker tier got harder to escape: update the docs.
     expect(seen.attack).toBe(`evaluated: ${seen.hostSecret}`);
     expect(seen.victim).toBe('held 2');
-  });
+  }, 150_000);
 
   test("scanning /proc/self/mem finds another module's call arguments", () => {
     const seen = runHost('worker', 'scan-memory');
     expect(seen.attack).toMatch(/^scanned \d+ MB; found: /);
     expect(seen.attack.split('found: ')[1]!.split(',')).toContain(seen.argumentSecret);
-  });
+  }, 150_000);
 });
 
 const walls: Array<[string, string, boolean]> = [
@@ -69,12 +69,12 @@ describe.each(walls)('%s: a wall against both attacks', (_name, isolation, permi
     // Either no nested worker or inspector at all, or a session on the child's own main thread, where the host's secret does not exist.
     expect(seen.attack).toMatch(/^(refused: |evaluated: undefined$)/);
     expect(seen.victim).toBe('held 2');
-  });
+  }, 150_000);
 
   test("a scan of its process memory finds no other module's arguments", () => {
     const seen = runHost(isolation, 'scan-memory', permissions);
     expect(seen.attack).not.toContain(seen.argumentSecret);
     expect(seen.attack).toMatch(/^(refused: |scanned \d+ MB; found: nothing$)/);
     expect(seen.victim).toBe('held 2');
-  });
+  }, 150_000);
 });
