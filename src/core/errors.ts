@@ -43,11 +43,15 @@ export const ToolErrors = {
   abortedWhileRunning: (how: StopHow) =>
     how === 'cooperative'
       ? 'Tool call aborted: the tool stopped when its signal fired.'
-      : 'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
+      : how === 'unstoppable'
+        ? `Tool call aborted: the tool ignored its signal and ${UNSTOPPABLE}`
+        : 'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
   timedOut: (timeoutMs: number, how: StopHow) =>
     how === 'cooperative'
       ? `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it stopped when its signal fired.`
-      : `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it ignored its signal and was killed after the grace period.`,
+      : how === 'unstoppable'
+        ? `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it ignored its signal and ${UNSTOPPABLE}`
+        : `Tool timed out after ${timeoutMs} ms (limit timeoutMs); it ignored its signal and was killed after the grace period.`,
   memoryLimit: (maxMemoryMb: number) =>
     `Tool reached its memory limit (maxMemoryMb: ${maxMemoryMb} MB) and was stopped.`,
   resultTooLarge: (what: 'result' | 'update', bytes: number, limit: number) =>
@@ -82,6 +86,8 @@ export const ToolErrors = {
   poolClosed: () => 'Tool call cancelled: the executor was closed.',
   processUnresponsive: (what: string, ms: number) =>
     `Tool crashed: its isolation process did not answer the ${what} request within ${ms} ms, so it was killed and will be restarted.`,
+  processKilledForUnstoppable: () =>
+    'Tool crashed: its isolation process was SIGKILLed because another call running in it ignored its signal and could not be stopped inside the process (a thread inside a native call); calls running in it were stopped.',
   processKilledForOther: (reason: string) =>
     `Tool crashed: its isolation process was killed because ${reason}; calls running in it were stopped.`,
   processExhausted: (openFiles: number) =>
@@ -271,7 +277,12 @@ export const AgentErrors = {
   internal: (message: string) => `The agent loop failed: ${message}`,
 } as const;
 
-type StopHow = 'cooperative' | 'killed';
+type StopHow = 'cooperative' | 'killed' | 'unstoppable';
+
+/** A worker thread inside a native call: Node cannot terminate it until that call returns. */
+const UNSTOPPABLE =
+  'could not be stopped: its thread is inside a native call that Node cannot interrupt, and still runs until that call returns ' +
+  '(it counts against workers.max until then). A process can be killed: run such a tool with isolation "process" or "sandbox".';
 
 /** The error text for a call ended by a timeout or an abort, saying which step of the stop ended it. */
 export function stopMessage(reason: 'timeout' | 'aborted', how: StopHow | 'before-start', timeoutMs: number): string {

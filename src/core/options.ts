@@ -124,7 +124,11 @@ export interface ExecutorOptions {
    */
   toolLimits?: Readonly<Record<string, ToolLimits>>;
   workers?: WorkerOptions;
-  /** Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own. */
+  /**
+   * Where module tools run: `'worker'` threads (default), worker threads of a child `'process'`, or that child inside a bubblewrap `'sandbox'` (Linux). A tool may ask for its own.
+   * The worker tier is fault isolation only, no wall against code written to attack the host (it shares the host's process);
+   * for tools you did not write use `'sandbox'`, or `'process'` with `permissions`.
+   */
   isolation?: Isolation;
   /** Opt-in: run module tools under Node's permission model, with file access only to these paths. */
   permissions?: Permissions;

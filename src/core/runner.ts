@@ -16,6 +16,12 @@ export interface RunJob {
    * trivial call. queuedMs and runningMs are timed on the host either way.
    */
   measureUsage?: boolean;
+  /**
+   * Called when this call ignored its signal and its worker thread could not
+   * be terminated (it is inside a native call), with the error text the call
+   * gets. The process tier's child sets it: the host then kills the child.
+   */
+  onUnstoppable?: (error: string) => void;
 }
 
 /**

@@ -2,7 +2,7 @@ import { deadlines, type Due } from './deadline-sweep.ts';
 import type { ResolvedLimits } from './limits.ts';
 
 export type StopReason = 'timeout' | 'aborted';
-export type StopHow = 'cooperative' | 'killed' | 'before-start';
+export type StopHow = 'cooperative' | 'killed' | 'unstoppable' | 'before-start';
 
 /** What a runner gives the stop timer: how to see, ask, cancel and kill its call. */
 export interface Stoppable {

@@ -8,6 +8,13 @@ export interface ModuleTask {
   module: string;
   /** The module as the user named it, for messages. */
   source: string;
+  /**
+   * The sha256 (hex) of what the host compiled, when `module` is a compiled
+   * copy in the compile cache: a worker imports exactly those bytes, checked
+   * as it reads them, never whatever the file holds by then (see
+   * src/isolation/worker/runtime/verified-import.ts).
+   */
+  codeHash?: string;
   /** Given when the module's default export is a factory `(options) => tool`. */
   options?: unknown;
   /** Calls of this tool that may share one worker at once (the tool's `concurrency`; 1 when absent). */

@@ -28,6 +28,17 @@ export interface ToolResult<TDetails = unknown> {
 }
 
 export type ExecutionMode = 'parallel' | 'sequential';
+/**
+ * Where a module tool runs. Every tier gives fault isolation (crashes, hangs,
+ * heap, CPU time, bad results become error results). Only processes are walls
+ * against code written to attack the host: `'worker'` threads share the
+ * host's process (its memory, its main thread through a nested worker's
+ * inspector, its descriptors, and without `permissions` its files);
+ * `'process'` is a wall only with `permissions` (Node's permission model:
+ * it follows links that already exist in a granted root; no seccomp filter);
+ * `'sandbox'` (bubblewrap) is one (shared kernel, no seccomp filter yet).
+ * Tools you did not write: `'sandbox'`, or `'process'` with `permissions`.
+ */
 export type Isolation = 'worker' | 'process' | 'sandbox';
 
 /** Limits for one call; any field left out falls back to the executor's. */

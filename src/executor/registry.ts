@@ -202,7 +202,8 @@ function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: bo
 async function compileModule(path: string, options?: unknown): Promise<{ module: ModuleTask; contentHash: string }> {
   try {
     const compiled = await compileRunnable(path);
-    return { module: { module: compiled.file, source: path, ...(options !== undefined ? { options } : {}) }, contentHash: compiled.contentHash };
+    const module: ModuleTask = { module: compiled.file, source: path, ...(compiled.codeHash ? { codeHash: compiled.codeHash } : {}), ...(options !== undefined ? { options } : {}) };
+    return { module, contentHash: compiled.contentHash };
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
   }

@@ -19,7 +19,11 @@ const REAP_SWEEP_MS = 1_000;
  * of its own (its worker pools, its child processes, its sandboxes), so no
  * thread or process ever runs code of two domains. The domains share one
  * cap on threads; each starts on first use and is stopped again when none
- * of its tools ran for `idleTimeoutMs`.
+ * of its tools ran for `idleTimeoutMs`. In the worker tier this keeps one
+ * module's realm from another's (fault isolation), not a deliberate attacker:
+ * threads share the host's process, whose memory any of them can read
+ * (`/proc/self/mem`). Domains are walls only in the process tier with
+ * `permissions` and in the sandbox.
  */
 export class TrustDomains {
   readonly #domains = new Map<string, Domain>();

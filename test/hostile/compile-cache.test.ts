@@ -93,3 +93,47 @@ describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])('%s t
     expect(reads[target]).toMatch(/^error: (ERR_ACCESS_DENIED|Access denied|ENOENT|EACCES)$/);
   });
 });
+
+/**
+ * What a worker runs is what the host compiled: a tool (without
+ * permissions, or another process of the same user) that rewrites another
+ * module's compiled copy, or toolpool's compiled worker runtime, in the
+ * cache changes nothing that runs afterwards — not in that module's next
+ * worker (worker tier) or restarted child (process tier), not in a domain
+ * that starts its first workers after the rewrite. A rewritten module is
+ * refused with a message saying so (a worker imports a compiled module only
+ * with the content the host compiled); the runtime is handed to workers in
+ * memory, so its file does not matter.
+ */
+function runRewrite(isolation: string, what: 'module' | 'runtime') {
+  const tmp = scratch();
+  const host = spawnSync(process.execPath, ['--import', tsxLoader, fixture('cache/rewrite-host.ts'), isolation, what], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  const last = host.stdout.trim().split('\n').at(-1) ?? '';
+  if (!last.startsWith('{')) throw new Error(`the host printed no result (status ${host.status}, signal ${host.signal}): ${host.stderr.slice(-2000)}`);
+  return JSON.parse(last) as { before: string; rewrite: string; after: string; bystander: string; attackerCodeRan: boolean };
+}
+
+describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])('%s tier: a rewritten compiled copy does not run', (isolation) => {
+  test("another module's compiled copy, rewritten, is not what its next worker or child runs", () => {
+    const seen = runRewrite(isolation, 'module');
+    expect(seen.before).toBe('genuine');
+    // The sandbox binds the cache read-only: the rewrite itself fails there.
+    if (isolation === 'sandbox') expect(seen.rewrite).toMatch(/^refused: .*(EROFS|read-only|EACCES)/);
+    else expect(seen.rewrite).toBe('written');
+    expect(seen.attackerCodeRan).toBe(false);
+    expect(seen.after).not.toContain('attacker code');
+    expect(seen.after).toMatch(isolation === 'sandbox' ? /^genuine$/ : /^(genuine|error: .*is not what toolpool compiled \(it was changed after compiling)/);
+    expect(seen.bystander).toBe('bystander');
+  }, 150_000);
+
+  test("toolpool's compiled worker runtime, rewritten, runs in no worker started afterwards", () => {
+    const seen = runRewrite(isolation, 'runtime');
+    expect(seen.attackerCodeRan).toBe(false);
+    expect(seen.after).toBe('genuine');
+    expect(seen.bystander).toBe('bystander');
+  }, 150_000);
+});

@@ -33,6 +33,8 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
       return { type: 'approvalAnswered', id, ok: true, answer: m.answer };
     case 'failed':
       return typeof m.error === 'string' ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'a failure without an error text';
+    case 'unstoppable':
+      return typeof m.error === 'string' ? { type: 'unstoppable', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'an "unstoppable" message without an error text';
     case 'update':
       return isObject(m.partial) ? { type: 'update', id, partial: m.partial as never } : 'an update that is not an object';
     case 'executed': {

@@ -84,6 +84,8 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
       measureUsage: message.measureUsage,
       signal: abort.signal,
       onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
+      // A thread this process cannot end: the host kills the whole process (every thread), which always works.
+      onUnstoppable: (error) => void send({ type: 'unstoppable', id: message.id, error }),
     },
     message.ref,
   );

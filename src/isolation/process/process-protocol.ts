@@ -27,7 +27,7 @@ export interface ChildInit {
   /** Descriptors the child inherited from the host without close-on-exec: closed before any tool runs. */
   closeFds?: number[];
   /** Modules the host compiled for the child (source → compiled file): the child may not run esbuild under permissions. */
-  precompiled?: Record<string, string>;
+  precompiled?: Record<string, { file: string; code?: string }>;
   /** The child's cap on open descriptors; past three quarters of it, the child asks to be replaced. */
   maxOpenFiles: number;
 }
@@ -51,6 +51,8 @@ export type ChildToHost =
   | { type: 'failed'; id: number; error: string }
   | { type: 'update'; id: number; partial: ToolResult }
   | { type: 'executed'; id: number; outcome: RunOutcome }
+  /** The call ignored its signal and its thread could not be terminated (a native call): the host SIGKILLs the child. `error` is the call's text. */
+  | { type: 'unstoppable'; id: number; error: string }
   | { type: 'host-call'; id: number; name: string; args: unknown[] }
   /** The child holds this many open descriptors, left by tools: it must be replaced before they break its calls. */
   | { type: 'exhausted'; openFiles: number };

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../../core/errors.ts';
-import { toRunnableRuntime } from '../worker/module-compiler.ts';
+import { runtimeFile, toRunnableRuntime, type RuntimeFile } from '../worker/module-compiler.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
 import { checkPayload, withinExpandedBytes } from '../worker/payload.ts';
 import { toolKeyOf } from '../worker/pool-call.ts';
@@ -172,11 +172,8 @@ export class ToolProcess {
       const { callId, args, limits } = job;
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
-      const expect = { accepts: ['executed', 'update'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
-      const reply = await this.#request(
-        { type: 'execute', id, ref, callId, ...(job.runId !== undefined ? { runId: job.runId } : {}), args, limits, measureUsage: job.measureUsage !== false },
-        expect,
-      );
+      const expect = { accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
+      const reply = await this.#request({ type: 'execute', id, ref, callId, ...(job.runId !== undefined ? { runId: job.runId } : {}), args, limits, measureUsage: job.measureUsage !== false }, expect);
       if (reply.type === 'failed') return { ok: false, error: reply.error };
       if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.
@@ -428,6 +425,9 @@ export class ToolProcess {
       return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
     }
     if (message.type === 'update') return this.#relayUpdate(message, pending);
+    // A stopped call is stopped: its thread would not end, so the child goes, with every thread in it. The call is told it was
+    // killed (it is, now); the others running in the child, why they were stopped.
+    if (message.type === 'unstoppable') return this.#kill(message.error, message.id, ToolErrors.processKilledForUnstoppable());
     this.#settle(message.id, message);
   }
 
@@ -531,11 +531,11 @@ function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): Run
 }
 
 /** The worker entry, compiled here when toolpool runs from TypeScript sources (the child may not start esbuild). */
-async function precompiledForChild(): Promise<Record<string, string>> {
+async function precompiledForChild(): Promise<Record<string, RuntimeFile>> {
   const extension = extname(fileURLToPath(import.meta.url));
   if (extension !== '.ts') return {};
   const workerEntry = fileURLToPath(new URL(`../worker/runtime/tool-worker${extension}`, import.meta.url));
-  return { [workerEntry]: await toRunnableRuntime(workerEntry) };
+  return { [workerEntry]: await runtimeFile(workerEntry) };
 }
 
 function childEntryFile(): Promise<string> {

@@ -62,6 +62,19 @@ export interface RunnableModule {
   file: string;
   /** The hash of the module's own source files, the same wherever they are. */
   contentHash: string;
+  /** The sha256 (hex) of the compiled file's content, when `file` is a compiled copy in the cache: workers import it only with this content. */
+  codeHash?: string;
+}
+
+/**
+ * A file of toolpool's runtime a worker or child loads. When it is a compiled
+ * copy in the cache, `code` is what the host compiled, handed to the worker
+ * in memory: the file on disk (which a tool without permissions could
+ * rewrite) only names it in stack traces.
+ */
+export interface RuntimeFile {
+  file: string;
+  code?: string;
 }
 
 /**
@@ -76,16 +89,22 @@ export interface RunnableModule {
 export async function toRunnableModule(file: string): Promise<string> {
   if (!TYPESCRIPT.has(extname(file))) return file;
   const given = precompiled.get(file);
-  if (given !== undefined) return given;
+  if (given !== undefined) return given.file;
   return (await compileModule(file)).file;
 }
 
 /** The same for a file of toolpool's own runtime, into the cache's `runtime/` folder. */
 export async function toRunnableRuntime(file: string): Promise<string> {
-  if (!TYPESCRIPT.has(extname(file))) return file;
+  return (await runtimeFile(file)).file;
+}
+
+/** A file of toolpool's own runtime, compiled into the cache's `runtime/` folder when it is TypeScript, with its content's hash. */
+export async function runtimeFile(file: string): Promise<RuntimeFile> {
+  if (!TYPESCRIPT.has(extname(file))) return { file };
   const given = precompiled.get(file);
   if (given !== undefined) return given;
-  return (await compileTypeScript(file, compiledRuntimeDir())).file;
+  const { file: out, code } = await compileTypeScript(file, compiledRuntimeDir());
+  return { file: out, code };
 }
 
 /**
@@ -94,7 +113,10 @@ export async function toRunnableRuntime(file: string): Promise<string> {
  * count in its hash as a TypeScript module's do.
  */
 export async function compileModule(file: string): Promise<RunnableModule> {
-  if (TYPESCRIPT.has(extname(file))) return compileTypeScript(file, join(compileCacheDir(), 'modules'));
+  if (TYPESCRIPT.has(extname(file))) {
+    const { code: _code, ...compiled } = await compileTypeScript(file, join(compileCacheDir(), 'modules'));
+    return compiled;
+  }
   try {
     return { file, contentHash: (await bundle(file)).contentHash };
   } catch {
@@ -103,12 +125,12 @@ export async function compileModule(file: string): Promise<RunnableModule> {
   }
 }
 
-async function compileTypeScript(file: string, folder: string): Promise<RunnableModule> {
+async function compileTypeScript(file: string, folder: string): Promise<RunnableModule & { code: string }> {
   const { code, contentHash } = await bundle(file);
-  const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const out = join(folder, `${basename(file, extname(file))}-${hash}.mjs`);
+  const codeHash = createHash('sha256').update(code).digest('hex');
+  const out = join(folder, `${basename(file, extname(file))}-${codeHash.slice(0, 16)}.mjs`);
   await writeVerified(out, code);
-  return { file: out, contentHash };
+  return { file: out, contentHash, codeHash, code };
 }
 
 /** The module with its relative imports bundled, and its content hash from the same pass. */
@@ -133,9 +155,9 @@ async function bundle(file: string): Promise<{ code: string; contentHash: string
  * Files compiled by someone trusted (the host, for the process tier's child,
  * which may not run esbuild under permissions): source path → compiled path.
  */
-const precompiled = new Map<string, string>();
+const precompiled = new Map<string, RuntimeFile>();
 
-export function usePrecompiled(files: Readonly<Record<string, string>>): void {
+export function usePrecompiled(files: Readonly<Record<string, RuntimeFile>>): void {
   for (const [source, out] of Object.entries(files)) precompiled.set(source, out);
 }
 
@@ -144,6 +166,10 @@ export function usePrecompiled(files: Readonly<Record<string, string>>): void {
  * without permissions) could leave a poisoned module under the name a
  * later executor would load. So an existing file is used only when its
  * content is exactly what was just compiled; otherwise it is replaced.
+ * That is not enough after this: a file rewritten while the executor runs
+ * would be imported by the module's next worker. So workers never trust the
+ * file: they import the bytes they read only if those have the `codeHash`
+ * the host computed here (src/isolation/worker/runtime/verified-import.ts).
  */
 async function writeVerified(path: string, contents: string): Promise<void> {
   const existing = await readFile(path, 'utf8').catch(() => undefined);

@@ -15,6 +15,8 @@ import type { Worker } from 'node:worker_threads';
  */
 export interface CallChannel {
   readonly worker: Worker;
+  /** Terminated but not ended in time (a thread inside a native call): abandoned, and still running. */
+  readonly abandoned: boolean;
   hasStarted(call: PoolCall): boolean;
   post(message: HostMessage): void;
   kill(call: PoolCall): void;
@@ -289,7 +291,21 @@ export class PoolCall implements Stoppable {
 
   #stopOutcome(): RunOutcome | undefined {
     const stop = this.#stopTimer.stopped;
-    return stop ? { ok: false, error: stopMessage(stop.reason, stop.how, this.limits.timeoutMs) } : undefined;
+    if (!stop) return undefined;
+    // A kill that could not end the thread is not reported as one.
+    const how = stop.how === 'killed' && this.channel?.abandoned ? 'unstoppable' : stop.how;
+    return { ok: false, error: stopMessage(stop.reason, how, this.limits.timeoutMs) };
+  }
+
+  /** Its worker was killed for this call's stop and did not end: it is inside a native call. */
+  unstoppable(): void {
+    const stop = this.#stopTimer.stopped;
+    if (this.outcome || !stop || stop.how !== 'killed') return;
+    try {
+      this.job.onUnstoppable?.(stopMessage(stop.reason, 'killed', this.limits.timeoutMs));
+    } catch {
+      // the child's report to its host; nothing to do here if it fails
+    }
   }
 
   /**

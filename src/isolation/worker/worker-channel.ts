@@ -34,6 +34,8 @@ export interface ChannelOwner {
   freed(channel: WorkerChannel): void;
   /** The channel's worker is gone or retired: no call is routed to it again. */
   forget(channel: WorkerChannel): void;
+  /** A thread abandoned inside a native call really ended: the thread token it kept goes back. */
+  stuckThreadEnded(): void;
 }
 
 /**
@@ -65,6 +67,10 @@ export class WorkerChannel {
   #exitCode: { code: number } | undefined;
   /** The call whose stop killed this worker: the calls that shared it are told so. */
   #killedFor: PoolCall | undefined;
+  /** Terminated but not ended in time (a thread inside a native call): abandoned, and still running. */
+  abandoned = false;
+  /** An abandoned thread's token, held until the thread really ends. */
+  #stuckToken = false;
   #readingQueued = false;
   readonly #hostCalls: HostCallGate;
 
@@ -163,6 +169,12 @@ export class WorkerChannel {
     void this.worker.terminate();
     setTimeout(() => {
       if (this.#exitCode) return;
+      this.abandoned = true;
+      // Still running tool code: it keeps its thread token until it really ends (see #exited), so the pool
+      // never has more than workers.max threads of tool code at once because of it.
+      this.#stuckToken = this.holdsToken;
+      this.holdsToken = false;
+      this.#killedFor?.unstoppable();
       this.worker.unref();
       this.worker.emit('exit', 1);
     }, ABANDON_AFTER_MS).unref();
@@ -297,7 +309,12 @@ export class WorkerChannel {
   }
 
   #exited(code: number): void {
-    if (this.#exitCode) return; // the real exit of a thread abandoned earlier
+    if (this.#exitCode) {
+      // The real exit of a thread abandoned earlier: its token goes back now.
+      if (this.#stuckToken) this.owner.stuckThreadEnded();
+      this.#stuckToken = false;
+      return;
+    }
     this.#exitCode = { code };
     this.drain(); // a result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;

@@ -8,7 +8,7 @@ import type { DefinitionView } from '../../core/tool-view.ts';
 import type { RunJob, RunOutcome } from '../../core/runner.ts';
 import type { HostFunctions } from '../../core/tool.ts';
 import { HostFunctionTable } from './host-functions.ts';
-import { toRunnableRuntime } from './module-compiler.ts';
+import { runtimeFile, type RuntimeFile } from './module-compiler.ts';
 import { CallQueue } from './call-queue.ts';
 import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
 import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
@@ -97,13 +97,15 @@ export class WorkerPool implements ChannelOwner, CallControls {
   #spareToken = false;
   #stopWatchingBirths: (() => void) | undefined;
 
-  private constructor(workerFile: string, private readonly options: WorkerPoolOptions) {
+  private constructor(entry: RuntimeFile, private readonly options: WorkerPoolOptions) {
     this.hostFunctions = new HostFunctionTable(options.hostFunctions);
     this.loadTimeoutMs = options.loadTimeoutMs;
     this.#budget = options.budget ?? new ThreadBudget(options.maxWorkers);
     guardNodeWorkerMessages();
     this.#piscina = new Piscina({
-      filename: workerFile,
+      // A runtime compiled into the cache is handed over in memory (workers/verified-entry.mjs); a built package's loads by path.
+      filename: entry.code !== undefined ? verifiedEntryFile() : entry.file,
+      ...(entry.code !== undefined ? { workerData: { toolpoolRuntime: { file: entry.file, code: entry.code } } } : {}),
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
       maxThreads: options.maxWorkers,
       idleTimeout: options.idleTimeoutMs,
@@ -396,6 +398,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     for (const other of this.#leased.values()) if (other !== channel && other.recallOne()) return;
   }
 
+  stuckThreadEnded(): void {
+    this.#budget.give();
+    this.#dispatch();
+  }
+
   forget(channel: WorkerChannel): void {
     // Retired or gone: its calls were taken off it, and so is its token.
     if (channel.holdsToken) {
@@ -551,9 +558,14 @@ function checkReply(reply: unknown): boolean {
  * next to this file in a package, or the TypeScript source compiled on the
  * fly when toolpool itself runs from source (tests, tsx).
  */
-async function workerEntryFile(): Promise<string> {
+async function workerEntryFile(): Promise<RuntimeFile> {
   const extension = extname(fileURLToPath(import.meta.url));
-  return toRunnableRuntime(fileURLToPath(new URL(`./runtime/tool-worker${extension}`, import.meta.url)));
+  return runtimeFile(fileURLToPath(new URL(`./runtime/tool-worker${extension}`, import.meta.url)));
+}
+
+/** The plain JavaScript entry that loads a compiled runtime by content (only when toolpool runs from its sources). */
+function verifiedEntryFile(): string {
+  return fileURLToPath(new URL('./runtime/verified-entry.mjs', import.meta.url));
 }
 
 /** The package folder holding the worker entry (`src/isolation/worker/runtime/`) and the library code it imports. */
@@ -563,9 +575,9 @@ function workerEntryDirectory(): string {
 
 /**
  * What a permission-restricted worker must read to load the worker entry:
- * the built package folder, or nothing extra when running from TypeScript
- * sources (the entry is then compiled into the compile cache).
+ * the built package folder, or, when running from TypeScript sources (the
+ * entry is then compiled into the compile cache), the entry that checks it.
  */
 export function workerEntryReadPaths(): string[] {
-  return extname(fileURLToPath(import.meta.url)) === '.ts' ? [] : [workerEntryDirectory()];
+  return extname(fileURLToPath(import.meta.url)) === '.ts' ? [verifiedEntryFile()] : [workerEntryDirectory()];
 }

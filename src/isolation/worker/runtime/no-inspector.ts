@@ -7,7 +7,11 @@ import * as inspectorPromises from 'node:inspector/promises';
  * reaches crashes the host natively: a segfault no host-side check can catch.
  * Tool workers therefore get no inspector: connecting a session or opening
  * the inspector throws. (The process tier confines what it reaches to the
- * child process.)
+ * child process.) This guards the tool's own thread only: a nested worker
+ * the tool starts has a fresh realm and its own inspector, whose
+ * `Session.connectToMainThread()` reaches the host's main thread. The worker
+ * tier is no wall (docs/isolation.md); these guards keep a buggy tool from
+ * crashing the host, they are not a boundary.
  */
 const refuse = () => {
   throw new Error('toolpool: the inspector is not available to tools');

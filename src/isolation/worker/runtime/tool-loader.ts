@@ -3,6 +3,7 @@ import { ConfigErrors, errorMessage } from '../../../core/errors.ts';
 import { definitionView, type DefinitionView } from '../../../core/tool-view.ts';
 import type { ModuleTask } from '../protocol.ts';
 import type { Tool } from '../../../core/tool.ts';
+import { importVerified } from './verified-import.ts';
 
 const loading = new Map<string, Promise<Tool>>();
 /** Tools already imported, for a synchronous lookup on the hot path. */
@@ -27,21 +28,22 @@ function keyOf(module: string, options: unknown): string {
  * `module` is the runnable file (compiled when the source was TypeScript);
  * messages name the source the user wrote.
  */
-export function loadTool({ module, source, options }: ModuleTask): Promise<Tool> {
+export function loadTool({ module, source, options, codeHash }: ModuleTask): Promise<Tool> {
   const key = keyOf(module, options);
   let tool = loading.get(key);
   if (!tool) {
-    tool = importTool(module, source, options);
+    tool = importTool(module, source, options, codeHash);
     loading.set(key, tool);
     tool.then((value) => loaded.set(key, value), () => undefined);
   }
   return tool;
 }
 
-async function importTool(module: string, source: string, options: unknown): Promise<Tool> {
+async function importTool(module: string, source: string, options: unknown, codeHash: string | undefined): Promise<Tool> {
   let namespace: { default?: unknown };
   try {
-    namespace = (await import(pathToFileURL(module).href)) as { default?: unknown };
+    // A compiled copy in the compile cache runs only with the content the host compiled; the user's own JavaScript is imported where it is.
+    namespace = (await (typeof codeHash === 'string' ? importVerified(module, codeHash) : import(pathToFileURL(module).href))) as { default?: unknown };
   } catch (error) {
     throw new Error(ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
   }

@@ -1,0 +1,129 @@
+/**
+ * A stopped call is stopped (docs/isolation.md, "A stopped call"). A tool
+ * inside one long synchronous native call (`crypto.pbkdf2Sync` with a huge
+ * count) ignores its signal, and Node cannot terminate its thread until the
+ * native call returns. In the process and sandbox tiers the child is then
+ * SIGKILLed (all its threads): the CPU is released, the child's other calls
+ * are told why they were stopped, and the next call gets a fresh child. In
+ * the worker tier the result says the call could not be stopped and still
+ * runs, and the thread keeps its place under `workers.max` until it ends.
+ * CPU is measured as CPU time (process.cpuUsage, /proc), which load does not
+ * inflate; the bounds are generous.
+ */
+import { pbkdf2Sync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { checkSandboxSupport } from '../../src/isolation/sandbox/bwrap-support.ts';
+import type { Isolation } from '../../src/index.ts';
+import { call, fixture, textOf, useExecutors } from '../support/executors.ts';
+
+const sandboxWorks = await checkSandboxSupport().then(
+  () => true,
+  () => false,
+);
+const executors = useExecutors();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** pbkdf2 iterations for about `cpuMs` of CPU time, from the fastest of three samples (CPU time, so load does not skew it). */
+function iterationsFor(cpuMs: number): number {
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const before = process.cpuUsage();
+    pbkdf2Sync('password', 'salt', 20_000, 64, 'sha512');
+    const used = process.cpuUsage(before);
+    best = Math.min(best, (used.user + used.system) / 1000);
+  }
+  return Math.round((20_000 * cpuMs) / Math.max(best, 0.5));
+}
+
+/** CPU ms used by this process's descendants (every thread of each), from /proc. */
+function descendantsCpuMs(): number {
+  const parents = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), Number(fields[1]));
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  let total = 0;
+  for (const [pid, used] of ticks) {
+    for (let up = parents.get(pid); up !== undefined && up > 1; up = parents.get(up)) {
+      if (up === process.pid) {
+        total += used;
+        break;
+      }
+    }
+  }
+  return total * 10; // clock ticks of 10 ms
+}
+
+const cpuMsOver = async (read: () => number, ms: number) => {
+  const before = read();
+  await sleep(ms);
+  return read() - before;
+};
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+describe('worker tier: a thread that cannot be terminated is not reported as killed', () => {
+  test('the result says it still runs; it holds its place under workers.max until it ends', async () => {
+    const iterations = iterationsFor(3_000);
+    const executor = await executors({
+      tools: [fixture('walls/native-block.ts')],
+      workers: { min: 1, max: 1 },
+      limits: { timeoutMs: 300, abortGraceMs: 300 },
+    });
+    const first = await executor.executeBatch([call('1', 'native_block', { action: 'pbkdf2', iterations })]);
+    expect(first.results[0]!.isError).toBe(true);
+    expect(textOf(first.results[0]!)).toMatch(/timed out after 300 ms .*ignored its signal and could not be stopped: .*native call.* still runs/);
+    const cpuAtFirst = ownCpuMs();
+    // workers.max is 1 and the stuck thread holds it: the next call runs only once that thread ended.
+    const second = await executor.executeBatch([call('2', 'native_block', { action: 'sleep', ms: 0 })]);
+    expect(textOf(second.results[0]!)).toBe('slept 0');
+    // The stuck thread burned CPU after the first result (the test is not vacuous) ...
+    expect(ownCpuMs() - cpuAtFirst).toBeGreaterThan(300);
+    // ... and had ended by the time the next call ran: nothing burns any more.
+    expect(await cpuMsOver(ownCpuMs, 1_500)).toBeLessThan(600);
+  }, 120_000);
+});
+
+describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])('%s tier: a call that cannot be stopped inside the child takes the child with it', (isolation) => {
+  test('SIGKILLed: CPU released, the co-runner told the true cause, a fresh child for the next call', async () => {
+    const iterations = iterationsFor(20_000);
+    // Two tools of one factory module: one trust domain, so one child runs both. The bystander's own timeout is long,
+    // so it is still running when the stuck call's child is killed (about 1.8 s in: timeout, grace, then 1 s to see
+    // that the thread did not end).
+    const factory = fixture('walls/native-block-factory.ts');
+    const executor = await executors({
+      tools: [
+        { module: factory, options: { name: 'stuck_block' } },
+        { module: factory, options: { name: 'bystander_block' } },
+      ],
+      isolation,
+      workers: { min: 1, max: 2 },
+      limits: { timeoutMs: 500, abortGraceMs: 300 },
+      toolLimits: { bystander_block: { timeoutMs: 60_000 } },
+    });
+    // Warm the child up, so both calls below start at once in it (one thread each).
+    await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+    const { results } = await executor.executeBatch([
+      call('stuck', 'stuck_block', { action: 'pbkdf2', iterations }),
+      call('bystander', 'bystander_block', { action: 'sleep', ms: 30_000 }),
+    ]);
+    expect(textOf(results[0]!)).toMatch(/^Tool timed out after 500 ms \(limit timeoutMs\); it ignored its signal and was killed after the grace period\.$/);
+    expect(results[1]!.isError).toBe(true);
+    expect(textOf(results[1]!)).toMatch(/SIGKILLed because another call running in it ignored its signal and could not be stopped/);
+    // Nothing of the child burns CPU any more (a stuck native call would burn about 1,500 ms of it here).
+    expect(await cpuMsOver(descendantsCpuMs, 1_500)).toBeLessThan(500);
+    const next = await executor.executeBatch([call('next', 'stuck_block', { action: 'sleep', ms: 0 })]);
+    expect(textOf(next.results[0]!)).toBe('slept 0');
+  }, 90_000);
+});
