@@ -5,13 +5,15 @@
  * the Streamable HTTP transport), with the tool modules each scenario asks
  * for in test/fixtures/conformance/. The elicitation scenarios are listed in
  * that folder's baseline.yml as known failures: the suite fails this test
- * when one of them starts to pass, so the list cannot go stale.
+ * when one of them starts to pass, so the list cannot go stale. Its client
+ * scenarios drive `createExecutor({ mcpServers })` (test/fixtures/conformance-client/client.mts, outside the tool folder) against
+ * the suite's own servers.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { serveOverHttp, type McpHttpHost } from '../../src/adapters/mcp/index.ts';
 import { createExecutor, type Executor } from '../../src/index.ts';
@@ -75,4 +77,25 @@ describe.skipIf(tooOld)('the MCP conformance suite against serveOverHttp', () =>
     const { code, output } = await conformance(['server', '--url', host.url, '--scenario', scenario, '--expected-failures', fixture('conformance/baseline.yml')], results);
     expect([code, output]).toEqual([0, expect.stringContaining(scenario)]);
   }, 120_000);
+});
+
+const TSX = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
+const CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conformance-client/client.mts')}"`;
+
+describe.skipIf(tooOld)('the MCP conformance suite against createExecutor({ mcpServers })', () => {
+  let results: string;
+  beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-client-'))));
+  afterAll(() => rmSync(results, { recursive: true, force: true }));
+
+  test.each(['initialize', 'tools_call', 'sse-retry'])('%s passes', async (scenario) => {
+    const { code, output } = await conformance(['client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], results);
+    expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+    expect(code).toBe(0);
+  }, 180_000);
+
+  test('elicitation-sep1034-client-defaults is a known failure (baseline.yml): the client declares no elicitation yet', async () => {
+    const args = ['client', '--command', CLIENT, '--scenario', 'elicitation-sep1034-client-defaults', '--timeout', '120000'];
+    const { code } = await conformance([...args, '--expected-failures', fixture('conformance/baseline.yml')], results);
+    expect(code).toBe(0);
+  }, 180_000);
 });
