@@ -51,7 +51,7 @@ describe('defineTool types', () => {
       // @ts-expect-error content parts need a known type
       execute: () => ({ content: [{ type: 'video', url: 'x' }] }),
     });
-    expectTypeOf<ToolResult['content'][number]['type']>().toEqualTypeOf<'text' | 'image'>();
+    expectTypeOf<ToolResult['content'][number]['type']>().toEqualTypeOf<'text' | 'image' | 'audio' | 'resource' | 'resource_link'>();
   });
 
   test('details keep their type through defineTool', () => {

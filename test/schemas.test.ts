@@ -28,12 +28,12 @@ const forms = [
 describe.each(forms)('a $library tool ($form)', ({ library, tool }) => {
   const name = `${library}_greet`;
 
-  test('the model sees plain JSON Schema, without $schema or the library\'s own keys', async () => {
+  test('the model sees plain JSON Schema saying its draft (the converter\'s draft-07), without the library\'s own keys', async () => {
     const executor = await createExecutor({ tools: [tool] });
     const [definition] = executor.definitions;
     expect(definition!.name).toBe(name);
     expect(definition!.parameters).toMatchObject({ type: 'object', properties: { name: { type: 'string', minLength: 1 } }, required: ['name'] });
-    expect(definition!.parameters).not.toHaveProperty('$schema');
+    expect(definition!.parameters.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(definition!.parameters).not.toHaveProperty('~standard');
     expect(JSON.parse(JSON.stringify(definition!.parameters))).toEqual(definition!.parameters);
   });
@@ -149,8 +149,9 @@ describe('what registration refuses', () => {
 });
 
 describe('JSON Schema the converters write', () => {
-  test('a $schema of draft-07 or 2020-12 does not trip Ajv: it is left out', async () => {
-    const tools = ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2020-12/schema'].map((draft, index) =>
+  test('a $schema of draft-07 or 2020-12 is kept as written and validated in its own dialect', async () => {
+    const drafts = ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2020-12/schema'];
+    const tools = drafts.map((draft, index) =>
       defineTool({
         name: `drafted_${index}`,
         description: 'x',
@@ -159,7 +160,7 @@ describe('JSON Schema the converters write', () => {
       }),
     );
     const executor = await createExecutor({ tools: [...tools, inlineGreeters.zod] });
-    expect(executor.definitions.map((d) => d.parameters.$schema)).toEqual([undefined, undefined, undefined]);
+    expect(executor.definitions.map((d) => d.parameters.$schema)).toEqual([...drafts, 'http://json-schema.org/draft-07/schema#']);
     const { results } = await executor.executeBatch([call('1', 'drafted_0', { n: '1' }), call('2', 'drafted_1', { n: '2' })]);
     expect(results.map(textOf)).toEqual(['{"n":1}', '{"n":2}']);
   });

@@ -15,7 +15,7 @@ import { runAgentLoop, type AgentLoopConfig, type AgentTool, type StreamFn } fro
 import { Type, createAssistantMessageEventStream, type AssistantMessage, type Message, type Model } from '@mariozechner/pi-ai';
 import hashTool from '../../tools/hash.ts';
 import { packageVersion } from './machine.ts';
-import { measureToolStep, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
+import { measureToolStep, piContent, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
 
 const MODEL: Model<string> = SCRIPTED_MODEL;
 
@@ -45,10 +45,10 @@ const piHash: AgentTool = {
     const result = await hashTool.execute(params as never, {
       callId: id,
       signal: signal ?? NEVER_ABORTED,
-      onUpdate: (partial) => onUpdate?.({ content: partial.content, details: partial.details }),
+      onUpdate: (partial) => onUpdate?.({ content: piContent(partial.content), details: partial.details }),
       host: {},
     });
-    return { content: result.content, details: result.details };
+    return { content: piContent(result.content), details: result.details };
   },
 };
 

@@ -12,7 +12,7 @@ import { createAssistantMessageEventStream, type AssistantMessage, type JsonObje
 import { int, lit, obj, num, opt, str, union } from '@earendil-works/pi-schema';
 import hashTool from '../../tools/hash.ts';
 import { packageVersion } from './machine.ts';
-import { measureToolStep, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
+import { measureToolStep, piContent, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
 
 const MODEL: Model<string> = SCRIPTED_MODEL;
 
@@ -41,10 +41,10 @@ const hash: AgentTool<ReturnType<typeof hashParameters>> = {
     const result = await hashTool.execute(params as never, {
       callId: id,
       signal: signal ?? NEVER_ABORTED,
-      onUpdate: (partial) => void onUpdate?.({ content: partial.content, details: partial.details }),
+      onUpdate: (partial) => void onUpdate?.({ content: piContent(partial.content), details: partial.details }),
       host: {},
     });
-    return { content: result.content, details: result.details };
+    return { content: piContent(result.content), details: result.details };
   },
 };
 

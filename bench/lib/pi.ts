@@ -6,7 +6,7 @@
  * `@mariozechner/pi-agent-core` 0.73, is the peer. Both harnesses measure
  * the same span (see pi-0.73.ts) with the same two tools.
  */
-import type { ToolCall } from '../../src/core/tool.ts';
+import type { Content, ImageContent, TextContent, ToolCall } from '../../src/core/tool.ts';
 import { nowNs } from './clock.ts';
 
 export interface SpanHooks {
@@ -143,4 +143,9 @@ export async function measureToolStep<Message>(loop: ScriptedLoop<Message>, call
   await loop.run(() => (turn++ === 0 ? toolTurn : finalTurn), emit);
   if (start === 0 || end === 0) throw new Error('pi-agent-core: the scripted run did not execute its tool batch');
   return { ns: end - start, results };
+}
+
+/** pi's tool results hold text and image parts only; the hash tool returns text, so nothing is dropped. */
+export function piContent(content: Content[]): Array<TextContent | ImageContent> {
+  return content.filter((part): part is TextContent | ImageContent => part.type === 'text' || part.type === 'image');
 }

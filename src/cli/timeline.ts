@@ -27,7 +27,7 @@ export function progressOf(partial: ToolResult): number | undefined {
 }
 
 function resultText(result: Pick<ToolResult, 'content'>): string {
-  return result.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mimeType}]`)).join(' ');
+  return result.content.map((part) => (part.type === 'text' ? part.text : part.type === 'image' ? `[image ${part.mimeType}]` : `[${part.type}]`)).join(' ');
 }
 
 /**

@@ -11,14 +11,16 @@ import type { RegExpEngine } from 'ajv/dist/types/index.js';
  * pattern that needs them is refused when the tool is registered.
  */
 export const linearRegExp: RegExpEngine = Object.assign(
-  (pattern: string): { test: (text: string) => boolean } => {
+  (pattern: string, flags = ''): { test: (text: string) => boolean; toString(): string } => {
     let compiled: RE2JS;
     try {
       compiled = RE2JS.compile(pattern);
     } catch (error) {
       throw new Error(ConfigErrors.patternNotLinear(pattern, errorMessage(error)));
     }
-    return { test: (text: string) => compiled.test(text) };
+    // Ajv keys its compiled patterns by the engine's toString(): without one of its own every
+    // pattern would be "[object Object]", and each schema would test the first pattern compiled.
+    return { test: (text: string) => compiled.test(text), toString: () => `/${pattern}/${flags}` };
   },
   { code: 'linearRegExp' },
 );
@@ -30,11 +32,11 @@ export const linearRegExp: RegExpEngine = Object.assign(
  * costs only that worker (and its call's timeout).
  */
 export const linearRegExpOrDeferred: RegExpEngine = Object.assign(
-  (pattern: string, flags: string): { test: (text: string) => boolean } => {
+  (pattern: string, flags: string): { test: (text: string) => boolean; toString(): string } => {
     try {
       return linearRegExp(pattern, flags);
     } catch {
-      return { test: () => true };
+      return { test: () => true, toString: () => `/${pattern}/${flags} (deferred)` };
     }
   },
   { code: 'linearRegExpOrDeferred' },

@@ -69,17 +69,47 @@ export function parametersProblem(value: unknown): string | undefined {
 
 /**
  * The JSON Schema of a schema `parametersProblem` accepted, as plain data
- * (TypeBox's symbol and hidden keys dropped). `$schema` is left out: the
- * converters name the draft they wrote (draft-07 here, 2020-12 elsewhere),
- * and Ajv refuses a draft it was not set up for; the model does not need it.
- * Throws when a Standard Schema cannot be converted (a Zod transform).
+ * (TypeBox's symbol and hidden keys dropped), in the dialect it says it is:
+ * a JSON Schema keeps its `$schema` as written; a Standard Schema's
+ * converter writes draft-07 and says so in `$schema`; TypeBox writes
+ * neither, and its output reads the same in draft-07 and 2020-12 (the MCP
+ * default when `$schema` is absent) but for tuples, which are written in
+ * 2020-12's form (`prefixItems`) and marked 2020-12. The host validates each
+ * in its own dialect (see validation.ts). Throws when a Standard Schema
+ * cannot be converted (a Zod transform).
  */
 export function jsonSchemaOf(parameters: ToolParameters): JsonSchema {
   const standard = standardProps(parameters) as StandardJSONSchemaV1.Props | undefined;
   const source = standard ? standard.jsonSchema.input({ target: 'draft-07', ...converterOptions(standard.vendor) }) : parameters;
   const plain = JSON.parse(JSON.stringify(source)) as JsonSchema;
-  delete plain.$schema;
+  if (!standard && isTypeBox(parameters) && plain.$schema === undefined && tuplesTo2020(plain)) {
+    return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...plain };
+  }
   return plain;
+}
+
+/**
+ * Rewrites draft-07 tuples (`items: [...]`, `additionalItems`) into 2020-12's
+ * `prefixItems` and `items`, in place, at any depth; says whether it found any.
+ */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+function tuplesTo2020(node: unknown): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  if (Array.isArray(node)) return node.map(tuplesTo2020).some(Boolean);
+  const schema = node as Record<string, unknown>;
+  let found = false;
+  for (const [key, value] of Object.entries(schema)) if (!DATA_KEYWORDS.has(key) && tuplesTo2020(value)) found = true;
+  if (Array.isArray(schema.items)) {
+    schema.prefixItems = schema.items;
+    delete schema.items;
+    if ('additionalItems' in schema) {
+      schema.items = schema.additionalItems;
+      delete schema.additionalItems;
+    }
+    found = true;
+  }
+  return found;
 }
 
 /**

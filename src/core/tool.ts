@@ -14,7 +14,50 @@ export interface ImageContent {
   mimeType: string;
 }
 
-export type Content = TextContent | ImageContent;
+/** An audio part: base64 data plus its MIME type (e.g. `audio/wav`). */
+export interface AudioContent {
+  type: 'audio';
+  data: string;
+  mimeType: string;
+}
+
+/** A resource's contents as text (MCP's `TextResourceContents`). */
+export interface TextResourceContents {
+  uri: string;
+  mimeType?: string;
+  text: string;
+}
+
+/** A resource's contents as base64 bytes (MCP's `BlobResourceContents`). */
+export interface BlobResourceContents {
+  uri: string;
+  mimeType?: string;
+  blob: string;
+}
+
+/** A resource embedded in the result, its contents text or base64 bytes (MCP's `EmbeddedResource`). */
+export interface ResourceContent {
+  type: 'resource';
+  resource: TextResourceContents | BlobResourceContents;
+}
+
+/** A link to a resource the reader may fetch (MCP's `ResourceLink`); its contents are not in the result. */
+export interface ResourceLinkContent {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+/**
+ * A part of a tool result or a message: MCP's content types, field for
+ * field. Models see text and images everywhere; what each model adapter
+ * does with audio and resources is in its documentation.
+ */
+export type Content = TextContent | ImageContent | AudioContent | ResourceContent | ResourceLinkContent;
 
 /**
  * What `execute` returns. `content` is what the model reads next turn;

@@ -7,8 +7,8 @@ import type { ProgressUpdate } from './connection.ts';
 type McpContent = CallToolResult['content'][number];
 
 /**
- * An MCP tool result as a toolpool outcome: its content as the model's
- * text and image parts, its `structuredContent` as `details`. `isError`
+ * An MCP tool result as a toolpool outcome: its content as toolpool's
+ * parts of the same types, its `structuredContent` as `details`. `isError`
  * makes an error result with the server's own text. Its size is measured
  * against the call's `maxResultBytes`, as a worker's result is.
  */
@@ -38,23 +38,40 @@ export function progressPartial(update: ProgressUpdate): ToolResult {
   };
 }
 
-/** Text and images as they are; what toolpool's content has no part for (audio, resources) as a line of text saying what it was. */
+/**
+ * Each MCP content type as toolpool's part of the same type, with its known
+ * fields only; a type toolpool does not know (a newer revision's) as a line
+ * of text saying what it was. The whole result was measured already; the
+ * parts are checked again like a tool's result where they are used.
+ */
 function toContent(part: McpContent): Content {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
     case 'image':
-      return { type: 'image', data: part.data, mimeType: part.mimeType };
     case 'audio':
-      return { type: 'text', text: `[audio ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]` };
-    case 'resource_link':
-      return { type: 'text', text: `[resource ${part.uri}${part.name ? ` (${part.name})` : ''}]` };
-    case 'resource':
+      return { type: part.type, data: part.data, mimeType: part.mimeType };
+    case 'resource_link': {
+      const { uri, name, title, description, mimeType, size } = part;
+      return {
+        type: 'resource_link',
+        uri,
+        name,
+        ...(typeof title === 'string' ? { title } : {}),
+        ...(typeof description === 'string' ? { description } : {}),
+        ...(typeof mimeType === 'string' ? { mimeType } : {}),
+        ...(Number.isSafeInteger(size) && (size as number) >= 0 ? { size: size as number } : {}),
+      };
+    }
+    case 'resource': {
+      const { uri, mimeType } = part.resource;
+      const kind = typeof mimeType === 'string' ? { mimeType } : {};
       return 'text' in part.resource && typeof part.resource.text === 'string'
-        ? { type: 'text', text: part.resource.text }
-        : { type: 'text', text: `[resource ${part.resource.uri}${part.resource.mimeType ? `, ${part.resource.mimeType}` : ''}]` };
+        ? { type: 'resource', resource: { uri, ...kind, text: part.resource.text } }
+        : { type: 'resource', resource: { uri, ...kind, blob: String((part.resource as { blob?: unknown }).blob ?? '') } };
+    }
     default:
-      return { type: 'text', text: `[${String((part as { type?: unknown }).type)} content]` };
+      return { type: 'text', text: `[${boundText(String((part as { type?: unknown }).type), 100)} content]` };
   }
 }
 

@@ -29,7 +29,7 @@ const ANNOTATION_KEYS = ['title', 'readOnlyHint', 'destructiveHint', 'idempotent
  * One MCP tool as an executor tool `SERVER_tool`. The server is third-party
  * code, so its definition gets the checks a module's worker report gets
  * (sizes, depth, names), its schemas run on the host with linear-time
- * patterns, and a 2020-12 `$schema` (which Ajv would refuse) is left out.
+ * patterns; its `$schema` stays, and names the Ajv dialect it is checked in.
  * Throws a problem text when the tool cannot be used; the caller leaves it out.
  */
 export async function executorTool(tool: McpTool, mapping: ToolMapping): Promise<RegisteredTool> {
@@ -88,9 +88,7 @@ function annotationsOf(tool: McpTool): ToolAnnotations | undefined {
   return Object.keys(hints).length > 0 ? (hints as ToolAnnotations) : undefined;
 }
 
-/** A copy as plain data without `$schema`: the model needs no draft, and Ajv refuses one it was not set up for (2020-12). */
+/** A copy as plain data, `$schema` kept: the host validates it in the dialect it names (see validation.ts), and serve passes it on as written. */
 function withoutDraft(schema: object): JsonSchema {
-  const plain = JSON.parse(JSON.stringify(schema)) as JsonSchema;
-  delete plain.$schema;
-  return plain;
+  return JSON.parse(JSON.stringify(schema)) as JsonSchema;
 }

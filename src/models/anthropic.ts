@@ -7,6 +7,7 @@ import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import type { AssistantMessage, Message, StopReason, Usage } from '../core/messages.ts';
 import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
 import type { Content, ToolResultMessage, ToolSchema } from '../core/tool.ts';
+import { modelParts, type ModelTakes } from './shared.ts';
 import {
   argumentsAsObject,
   assistantMessage,
@@ -118,13 +119,34 @@ function toMessageParams(messages: Message[]): MessageParam[] {
   return out;
 }
 
+/**
+ * What the Messages API takes: text, JPEG, PNG, GIF and WebP images, PDFs
+ * (document blocks); no audio. Anything else becomes a line of text.
+ */
+const TAKES: ModelTakes = {
+  images: (mimeType) => IMAGE_TYPES.has(mimeType),
+  audio: () => false,
+  pdf: true,
+};
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+type ContentBlock = Anthropic.TextBlockParam | Anthropic.ImageBlockParam | Anthropic.DocumentBlockParam;
+
 /** The API rejects empty text blocks, so they are left out. */
-function toBlocks(content: string | Content[]): Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> {
+function toBlocks(content: string | Content[]): ContentBlock[] {
   const parts: Content[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-  return parts.flatMap((part): Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> => {
-    if (part.type === 'text') return part.text ? [{ type: 'text' as const, text: part.text }] : [];
-    const source = { type: 'base64' as const, media_type: part.mimeType as ImageMediaType, data: part.data };
-    return [{ type: 'image' as const, source }];
+  return modelParts(parts, 'Anthropic Messages', TAKES).flatMap((part): ContentBlock[] => {
+    switch (part.type) {
+      case 'text':
+        return part.text ? [{ type: 'text' as const, text: part.text }] : [];
+      case 'image':
+        return [{ type: 'image' as const, source: { type: 'base64' as const, media_type: part.mimeType as ImageMediaType, data: part.data } }];
+      case 'pdf':
+        return [{ type: 'document' as const, title: part.name, source: { type: 'base64' as const, media_type: 'application/pdf' as const, data: part.data } }];
+      case 'audio':
+        // TAKES says no audio, so modelParts made it text already.
+        return [];
+    }
   });
 }
 

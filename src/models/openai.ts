@@ -8,6 +8,7 @@ import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type { AssistantMessage, Message, UserMessage, Usage } from '../core/messages.ts';
 import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
 import type { Content, ToolResultMessage, ToolSchema } from '../core/tool.ts';
+import type { ModelPart, ModelTakes } from './shared.ts';
 import {
   argumentsAsJson,
   assistantMessage,
@@ -16,8 +17,8 @@ import {
   describeStreamError,
   errorText,
   finishToolCall,
-  imageParts,
   joinedText,
+  modelParts,
   resolveApiKey,
   stopReasonFor,
   withV1Suffix,
@@ -106,7 +107,7 @@ function toChatTool(tool: ToolSchema): OpenAI.ChatCompletionFunctionTool {
 function toChatMessages(systemPrompt: string | undefined, messages: Message[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (systemPrompt) out.push({ role: 'system', content: systemPrompt });
-  // A `tool` message cannot carry images, so those of a run of tool results follow it in one user message.
+  // A `tool` message carries text only, so the images, audio and files of a run of tool results follow it in one user message.
   let pendingImages: ContentPart[] = [];
   const flushImages = (): void => {
     if (pendingImages.length > 0) out.push({ role: 'user', content: pendingImages });
@@ -131,12 +132,40 @@ function toUserMessage(message: UserMessage): ChatMessage {
   if (message.content.every((part) => part.type === 'text')) {
     return { role: 'user', content: joinedText(message.content) };
   }
-  return { role: 'user', content: message.content.map(toContentPart) };
+  return { role: 'user', content: toContentParts(message.content) };
 }
 
-function toContentPart(part: Content): ContentPart {
-  if (part.type === 'text') return { type: 'text', text: part.text };
-  return { type: 'image_url', image_url: { url: `data:${part.mimeType};base64,${part.data}` } };
+/**
+ * What Chat Completions takes: text, images, audio as WAV or MP3 (`input_audio`,
+ * for models that hear) and PDFs (`file`); anything else becomes a line of text.
+ */
+const TAKES: ModelTakes = {
+  images: (mimeType) => mimeType.startsWith('image/'),
+  audio: (mimeType) => audioFormat(mimeType) !== undefined,
+  pdf: true,
+};
+
+function audioFormat(mimeType: string): 'wav' | 'mp3' | undefined {
+  if (['audio/wav', 'audio/x-wav', 'audio/wave'].includes(mimeType)) return 'wav';
+  if (['audio/mpeg', 'audio/mp3'].includes(mimeType)) return 'mp3';
+  return undefined;
+}
+
+function toContentParts(content: Content[]): ContentPart[] {
+  return modelParts(content, 'OpenAI Chat Completions', TAKES).map(toContentPart);
+}
+
+function toContentPart(part: ModelPart): ContentPart {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+      return { type: 'image_url', image_url: { url: `data:${part.mimeType};base64,${part.data}` } };
+    case 'audio':
+      return { type: 'input_audio', input_audio: { data: part.data, format: audioFormat(part.mimeType)! } };
+    case 'pdf':
+      return { type: 'file', file: { filename: part.name, file_data: `data:application/pdf;base64,${part.data}` } };
+  }
 }
 
 function toAssistantMessage(message: AssistantMessage): ChatMessage {
@@ -151,17 +180,19 @@ function toAssistantMessage(message: AssistantMessage): ChatMessage {
 }
 
 function toToolMessage(message: ToolResultMessage): ChatMessage {
-  const text = joinedText(message.content);
-  const hasImages = imageParts(message.content).length > 0;
-  const content = text || (hasImages ? '(the result is the image in the next message)' : '(no output)');
+  const parts = toContentParts(message.content);
+  const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+  const hasMedia = parts.some((part) => part.type !== 'text');
+  const content = text || (hasMedia ? '(the result is in the next message)' : '(no output)');
   return { role: 'tool', tool_call_id: message.toolCallId, content };
 }
 
+/** The images, audio and files of a tool result, for the user message after the tool messages. */
 function toolResultImages(message: ToolResultMessage): ContentPart[] {
-  const images = imageParts(message.content);
-  if (images.length === 0) return [];
-  const label = `Image output of tool call ${message.toolCallId} (${message.toolName}):`;
-  return [{ type: 'text', text: label }, ...images.map(toContentPart)];
+  const media = toContentParts(message.content).filter((part) => part.type !== 'text');
+  if (media.length === 0) return [];
+  const label = `${media.every((part) => part.type === 'image_url') ? 'Image output' : 'Output'} of tool call ${message.toolCallId} (${message.toolName}):`;
+  return [{ type: 'text', text: label }, ...media];
 }
 
 // ---------------------------------------------------------------- streaming

@@ -5,7 +5,8 @@
  */
 import type { AssistantMessage, StopReason, ToolCallContent, Usage } from '../core/messages.ts';
 import type { ModelRequest, ModelStreamEvent } from '../core/model.ts';
-import type { Content, ImageContent, TextContent } from '../core/tool.ts';
+import type { AudioContent, Content, ImageContent, TextContent } from '../core/tool.ts';
+import { partAsText } from '../core/tool-result.ts';
 
 /** Used as the API key for local servers, which ignore it but whose SDK clients insist on one. */
 export const PLACEHOLDER_API_KEY = 'not-needed';
@@ -85,6 +86,58 @@ export function argumentsAsObject(args: Record<string, unknown> | string): Recor
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A PDF document as base64 bytes, which both providers take as a file of its own kind. */
+export interface PdfPart {
+  type: 'pdf';
+  data: string;
+  name: string;
+}
+
+/** A part as a provider's API can take it: text, an image, audio or a PDF. */
+export type ModelPart = TextContent | ImageContent | AudioContent | PdfPart;
+
+/** What a provider's API takes besides text: image MIME types, audio MIME types, PDFs. */
+export interface ModelTakes {
+  images: (mimeType: string) => boolean;
+  audio: (mimeType: string) => boolean;
+  pdf: boolean;
+}
+
+/**
+ * Content as the parts a provider takes: images, audio and PDFs (also
+ * embedded as a resource's bytes) where `takes` says it takes them; an
+ * embedded text resource as its text under its URI; everything else (a
+ * resource link, audio or a file the API takes no part for) as one line of
+ * text saying what it was and that it was not sent.
+ */
+export function modelParts(content: Content[], provider: string, takes: ModelTakes): ModelPart[] {
+  return content.map((part): ModelPart => {
+    switch (part.type) {
+      case 'text':
+        return part;
+      case 'image':
+        return takes.images(part.mimeType) ? part : notSent(part, provider);
+      case 'audio':
+        return takes.audio(part.mimeType) ? part : notSent(part, provider);
+      case 'resource': {
+        const { resource } = part;
+        if (!('blob' in resource)) return { type: 'text', text: partAsText(part) };
+        const mimeType = resource.mimeType ?? '';
+        if (takes.images(mimeType)) return { type: 'image', data: resource.blob, mimeType };
+        if (takes.audio(mimeType)) return { type: 'audio', data: resource.blob, mimeType };
+        if (takes.pdf && mimeType === 'application/pdf') return { type: 'pdf', data: resource.blob, name: resource.uri };
+        return notSent(part, provider);
+      }
+      case 'resource_link':
+        return { type: 'text', text: partAsText(part) };
+    }
+  });
+}
+
+function notSent(part: Content, provider: string): TextContent {
+  return { type: 'text', text: `${partAsText(part)} (not sent: the ${provider} API takes no such part)` };
 }
 
 export function textParts(content: Content[]): TextContent[] {

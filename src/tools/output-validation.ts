@@ -3,7 +3,7 @@ import { ConfigErrors, ToolErrors, errorMessage } from '../core/errors.ts';
 import { linearRegExp } from '../core/linear-regexp.ts';
 import type { OutputSchema, ToolResult } from '../core/tool.ts';
 import type { JsonSchema } from '../core/tool-parameters.ts';
-import { compileWithFormats, describeProblem, schemaAjv } from './validation.ts';
+import { compileWithFormats, describeProblem, forAjv, schemaAjv } from './validation.ts';
 
 /**
  * Checking what a tool returned against its `outputSchema`. Unlike the
@@ -12,8 +12,7 @@ import { compileWithFormats, describeProblem, schemaAjv } from './validation.ts'
  * tool's schema is the module's (untrusted) and runs on the host, so its
  * patterns run in linear time, as for its parameters.
  */
-let trustedAjv: ReturnType<typeof schemaAjv> | undefined;
-let untrustedAjv: ReturnType<typeof schemaAjv> | undefined;
+const detailsAjvs = new Map<string, ReturnType<typeof schemaAjv>>();
 
 /** The error text for a result whose details do not match, or nothing when they do. */
 export type DetailsValidator = (result: ToolResult) => string | undefined;
@@ -25,8 +24,15 @@ export type DetailsValidator = (result: ToolResult) => string | undefined;
 export function compileDetailsValidator(toolName: string, where: string, schema: OutputSchema, trust: { untrusted?: boolean } = {}): DetailsValidator {
   let validate: ValidateFunction;
   try {
-    const ajv = trust.untrusted ? (untrustedAjv ??= schemaAjv({ coerce: false, regExp: linearRegExp })) : (trustedAjv ??= schemaAjv({ coerce: false }));
-    validate = compileWithFormats(ajv, schema as JsonSchema);
+    // Each dialect its own Ajv class (see forAjv), one instance per dialect and trust.
+    const given = forAjv(schema as JsonSchema);
+    const key = `${trust.untrusted ? 'untrusted' : 'trusted'} ${given.dialect}`;
+    let ajv = detailsAjvs.get(key);
+    if (!ajv) {
+      ajv = schemaAjv({ coerce: false, dialect: given.dialect, ...(trust.untrusted ? { regExp: linearRegExp } : {}) });
+      detailsAjvs.set(key, ajv);
+    }
+    validate = compileWithFormats(ajv, given.schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidOutputSchema(where, errorMessage(error)));
   }

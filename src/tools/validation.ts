@@ -10,7 +10,8 @@ import type { JsonSchema } from '../core/tool-parameters.ts';
 const require = createRequire(import.meta.url);
 
 /**
- * Three Ajv instances for the whole process, alike but for their regular
+ * Three kinds of Ajv instance for the whole process (one of each per JSON
+ * Schema dialect, see dialectOf), alike but for their regular
  * expressions: inline tools (code the host wrote) get JavaScript's own,
  * module tools (code the host may not trust, whose schema still runs on the
  * host) get a linear-time engine. A module tool whose Standard Schema
@@ -24,14 +25,59 @@ const require = createRequire(import.meta.url);
  * name every wrong field at once. Each is made on first use: an executor of
  * module tools alone never needs the inline tools' one.
  */
-let trustedAjv: Ajv | undefined;
-let untrustedAjv: Ajv | undefined;
-let revalidatedAjv: Ajv | undefined;
+const argumentAjvs = new Map<string, Ajv>();
 
-/** An Ajv instance as toolpool sets them up; `coerce` for arguments (defaults are filled), not for checking what a tool returned. */
-export function schemaAjv({ coerce, regExp }: { coerce: boolean; regExp?: RegExpEngine }): Ajv {
+/** The JSON Schema dialects toolpool validates with Ajv's class for each; a schema without `$schema` is read as draft-07. */
+export type SchemaDialect = 'draft-07' | '2019-09' | '2020-12';
+
+const DIALECTS: Record<string, SchemaDialect> = {
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'https://json-schema.org/draft/2019-09/schema': '2019-09',
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+};
+
+const META_SCHEMA: Record<SchemaDialect, string> = {
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  '2019-09': 'https://json-schema.org/draft/2019-09/schema',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+};
+
+/**
+ * The dialect a schema names in `$schema` (with or without the trailing `#`,
+ * http or https), draft-07 when it names none, `undefined` when it names
+ * one Ajv has no class for (draft-04, a private meta-schema).
+ */
+export function dialectOf(schema: JsonSchema): SchemaDialect | undefined {
+  const named = schema.$schema;
+  if (named === undefined) return 'draft-07';
+  if (typeof named !== 'string') return undefined;
+  const key = named.replace(/#$/, '').replace(/^https?:/, '');
+  return Object.entries(DIALECTS).find(([uri]) => uri.replace(/^https?:/, '') === key)?.[1];
+}
+
+/**
+ * The schema as Ajv is given it, and the dialect to validate it in: as
+ * written for a dialect Ajv knows; without its `$schema`, in draft-07, for
+ * one it does not (Ajv would refuse the schema, and the tool with it).
+ */
+export function forAjv(schema: JsonSchema): { schema: JsonSchema; dialect: SchemaDialect } {
+  const dialect = dialectOf(schema);
+  if (dialect !== undefined && schema.$schema === undefined) return { schema, dialect };
+  // The spelling Ajv knows its meta-schema by (http or https, with or without "#", as the dialect's own id has it).
+  if (dialect !== undefined) return { schema: { ...schema, $schema: META_SCHEMA[dialect] }, dialect };
+  const { $schema: _unknown, ...rest } = schema;
+  return { schema: rest as JsonSchema, dialect: 'draft-07' };
+}
+
+/** An Ajv instance as toolpool sets them up, of the class for `dialect`; `coerce` for arguments, not for checking what a tool returned. */
+export function schemaAjv({ coerce, regExp, dialect = 'draft-07' }: { coerce: boolean; regExp?: RegExpEngine; dialect?: SchemaDialect }): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
-  return new Ajv({ useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) });
+  const options = { useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) };
+  if (dialect === 'draft-07') return new Ajv(options);
+  // Loaded on first use (synchronously: compiling is), as ajv-formats is: most executors never meet another dialect,
+  // and every worker that imports this file would pay for both classes at start.
+  const AjvClass = dialect === '2020-12' ? (require('ajv/dist/2020') as { Ajv2020: typeof Ajv }).Ajv2020 : (require('ajv/dist/2019') as { Ajv2019: typeof Ajv }).Ajv2019;
+  return new AjvClass(options);
 }
 
 const withFormats = new WeakSet<Ajv>();
@@ -95,7 +141,8 @@ const COERCION_ROUNDS = 3;
 export function compileArgumentValidator(toolName: string, where: string, schema: JsonSchema, trust: SchemaTrust = {}): ArgumentValidator {
   let validate: ValidateFunction;
   try {
-    validate = compileWithFormats(ajvFor(trust), schema);
+    const given = forAjv(schema);
+    validate = compileWithFormats(ajvFor(trust, given.dialect), given.schema);
   } catch (error) {
     throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
@@ -120,10 +167,16 @@ function foldUnions(errors: ErrorObject[]): ErrorObject[] {
   return errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)));
 }
 
-function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust): Ajv {
-  if (!untrusted) return (trustedAjv ??= schemaAjv({ coerce: true }));
-  if (revalidatedInWorker) return (revalidatedAjv ??= schemaAjv({ coerce: true, regExp: linearRegExpOrDeferred }));
-  return (untrustedAjv ??= schemaAjv({ coerce: true, regExp: linearRegExp }));
+function ajvFor({ untrusted, revalidatedInWorker }: SchemaTrust, dialect: SchemaDialect): Ajv {
+  const kind = !untrusted ? 'trusted' : revalidatedInWorker ? 'revalidated' : 'untrusted';
+  const key = `${kind} ${dialect}`;
+  let ajv = argumentAjvs.get(key);
+  if (!ajv) {
+    const regExp = kind === 'trusted' ? undefined : kind === 'revalidated' ? linearRegExpOrDeferred : linearRegExp;
+    ajv = schemaAjv({ coerce: true, dialect, ...(regExp ? { regExp } : {}) });
+    argumentAjvs.set(key, ajv);
+  }
+  return ajv;
 }
 
 /** One problem Ajv found, in words: `limit: must be <= 50`, `mode: must be one of "a", "b"`. */

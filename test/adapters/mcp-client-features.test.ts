@@ -129,16 +129,16 @@ describe('toolpool/mcp: what MCP clients use', () => {
     await server.close();
   });
 
-  test('progress: { progress, total } and { percent } give MCP progress and total; a number that does not grow, or none, counts one on', async () => {
+  test('progress: { progress, total } and { percent } give MCP progress and total; a number that does not grow, or none, counts one on and keeps the last total while within it', async () => {
     const { client, server } = await connect(await executorWith());
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
     await client.callTool({ name: 'steps', arguments: {} }, undefined, { onprogress: (progress) => void seen.push(progress) });
     expect(seen).toEqual([
       { progress: 1, total: 3, message: '1/3' },
       { progress: 2, total: 3, message: '2/3' },
-      { progress: 3, message: 'almost' },
+      { progress: 3, total: 3, message: 'almost' },
       { progress: 90, total: 100, message: '90%' },
-      { progress: 91, message: 'done soon' },
+      { progress: 91, total: 100, message: 'done soon' },
     ]);
     await server.close();
   });

@@ -51,10 +51,13 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
     await server.close();
   });
 
-  test('an unknown tool is an isError result listing the tools', async () => {
+  test('an unknown tool is the protocol error -32602 (invalid params) listing the tools, not a tool result', async () => {
     const { client, server } = await connect();
-    const result = await client.callTool({ name: 'nope', arguments: {} });
-    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Tool "nope" not found. Available tools: echo.' }] });
+    const failure = await client.callTool({ name: 'nope', arguments: {} }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ code: -32602, message: expect.stringContaining('Tool "nope" not found. Available tools: echo.') });
     await server.close();
   });
 

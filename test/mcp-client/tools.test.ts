@@ -28,12 +28,13 @@ async function seenByServer(): Promise<unknown[]> {
 }
 
 describe('the tools of an MCP server', () => {
-  test('each is the executor tool SERVER_tool, with the server\'s description and input schema (without its $schema) for the model', () => {
+  test('each is the executor tool SERVER_tool, with the server\'s description and input schema (with its $schema, as written) for the model', () => {
     const names = executor.definitions.map((definition) => definition.name);
     expect(names).toEqual(expect.arrayContaining(['srv_echo', 'srv_progress', 'srv_sum', 'srv_fail', 'srv_add_tool']));
     const echo = executor.definitions.find((definition) => definition.name === 'srv_echo')!;
     expect(echo.description).toBe('Repeat a lower-case word');
     expect(echo.parameters).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
       properties: { text: { type: 'string', pattern: '^[a-z]+$' }, times: { type: 'integer', minimum: 1, maximum: 5 } },
       required: ['text'],
@@ -41,7 +42,7 @@ describe('the tools of an MCP server', () => {
     });
     expect(executor.labels.get('srv_echo')).toBe('Echo');
     expect(executor.metadata.get('srv_echo')).toEqual({ annotations: { title: 'Echo it', readOnlyHint: true, openWorldHint: false }, needsApproval: 'never' });
-    expect(executor.metadata.get('srv_sum')?.outputSchema).toEqual({ type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'], additionalProperties: false });
+    expect(executor.metadata.get('srv_sum')?.outputSchema).toEqual({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'], additionalProperties: false });
   });
 
   test('a schema pattern that needs backtracking is matched with RE2 on the host, so that tool is left out with a warning', () => {

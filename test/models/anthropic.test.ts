@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { EVERY_TYPE } from '../fixtures/content/every-type.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -336,6 +337,34 @@ describe('anthropicModel request mapping', () => {
         ],
       },
     ]);
+  });
+
+  it('sends every MCP content type it can: a PDF as a document, audio and links as text saying what they were', async () => {
+    server.enqueue(anthropicTextReply(['ok']));
+    const messages: Message[] = [
+      { role: 'user', content: 'go', timestamp: 1 },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'every_type', arguments: {} }], stopReason: 'toolUse', timestamp: 2 },
+      { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'every_type', content: EVERY_TYPE, details: undefined, isError: false, timestamp: 3 },
+    ];
+    await run(model(), request({ messages }));
+    expect((server.requests[0]!.body.messages as unknown[]).at(-1)).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_1',
+          is_error: false,
+          content: [
+            { type: 'text', text: 'hello' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            { type: 'text', text: '[audio audio/wav, 12 bytes] (not sent: the Anthropic Messages API takes no such part)' },
+            { type: 'text', text: '[resource file:///notes.txt]\nthe notes' },
+            { type: 'document', title: 'file:///report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } },
+            { type: 'text', text: '[resource link file:///big.csv (big.csv), text/csv]' },
+          ],
+        },
+      ],
+    });
   });
 
   it('starts a new user message for tool results after the next assistant turn', async () => {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { EVERY_TYPE } from '../fixtures/content/every-type.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
@@ -369,6 +370,34 @@ describe('openaiModel request mapping', () => {
         ],
       },
       { role: 'user', content: 'Go on.' },
+    ]);
+  });
+
+  it('sends every MCP content type it can: audio as input_audio, a PDF as a file, the rest as text saying what it was and that it was not sent', async () => {
+    server.enqueue(openaiTextReply(['ok']));
+    const messages: Message[] = [
+      { role: 'user', content: 'go', timestamp: 1 },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'every_type', arguments: {} }], stopReason: 'toolUse', timestamp: 2 },
+      { role: 'toolResult', toolCallId: 'c1', toolName: 'every_type', content: [...EVERY_TYPE, { type: 'audio', data: 'AAAA', mimeType: 'audio/ogg' }], details: undefined, isError: false, timestamp: 3 },
+    ];
+    await run(model(), request({ messages }));
+    expect((server.requests[0]!.body.messages as unknown[]).slice(2)).toEqual([
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content:
+          'hello\n[resource file:///notes.txt]\nthe notes\n[resource link file:///big.csv (big.csv), text/csv]\n' +
+          '[audio audio/ogg, 3 bytes] (not sent: the OpenAI Chat Completions API takes no such part)',
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Output of tool call c1 (every_type):' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } },
+          { type: 'file', file: { filename: 'file:///report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' } },
+        ],
+      },
     ]);
   });
 

@@ -1,7 +1,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolRequest, CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalOptions, BatchResult, ToolCall } from '../../index.ts';
+import { ToolErrors } from '../../core/errors.ts';
 import { askPerson, canAskPerson, cannotAsk, DEFAULT_APPROVAL_TIMEOUT_MS } from './approval.ts';
 import { toCallToolResult } from './content.ts';
 import { progressListener } from './progress.ts';
@@ -19,7 +20,9 @@ let sequence = 0;
  * `notifications/cancelled` or a closed connection) aborts the call: the
  * tool's `ctx.signal` fires, and a tool that ignores it is killed after
  * its grace period. A call that needs a person's approval asks the client
- * first (see approval.ts).
+ * first (see approval.ts). A name the server does not list is a protocol
+ * error (-32602, invalid params), as the specification names it for every
+ * revision toolpool speaks, not a tool result.
  */
 export async function callTool(
   executor: McpExecutor,
@@ -29,6 +32,9 @@ export async function callTool(
   options: McpServerOptions,
 ): Promise<CallToolResult> {
   const { name, arguments: args = {} } = request.params;
+  if (!executor.definitions.some((definition) => definition.name === name)) {
+    throw new McpError(ErrorCode.InvalidParams, ToolErrors.unknownTool(name, executor.definitions.map((definition) => definition.name)));
+  }
   const key = callKey(request.params._meta);
   if (typeof key === 'string') return { content: [{ type: 'text', text: key }], isError: true };
   const call: ToolCall = { id: key?.callId ?? `mcp_${++sequence}`, name, arguments: args };

@@ -3,11 +3,34 @@ import type { Content, ToolResultMessage } from '../../index.ts';
 
 type McpContent = CallToolResult['content'][number];
 
-/** toolpool's text and image parts are MCP's text and image content, field for field. */
+/** toolpool's content parts are MCP's content types, field for field (known fields only: nothing a tool added rides along). */
 export function toMcpContent(content: readonly Content[]): McpContent[] {
-  return content.map((part) =>
-    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', data: part.data, mimeType: part.mimeType },
-  );
+  return content.map((part): McpContent => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image':
+      case 'audio':
+        return { type: part.type, data: part.data, mimeType: part.mimeType };
+      case 'resource': {
+        const { uri, mimeType } = part.resource;
+        const body = 'text' in part.resource ? { text: part.resource.text } : { blob: part.resource.blob };
+        return { type: 'resource', resource: { uri, ...(mimeType !== undefined ? { mimeType } : {}), ...body } };
+      }
+      case 'resource_link': {
+        const { uri, name, title, description, mimeType, size } = part;
+        return {
+          type: 'resource_link',
+          uri,
+          name,
+          ...(title !== undefined ? { title } : {}),
+          ...(description !== undefined ? { description } : {}),
+          ...(mimeType !== undefined ? { mimeType } : {}),
+          ...(size !== undefined ? { size } : {}),
+        };
+      }
+    }
+  });
 }
 
 /**

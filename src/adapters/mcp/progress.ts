@@ -18,24 +18,31 @@ type SendProgress = (notification: ProgressNotification) => Promise<void>;
  * `total` with its update's details: `{ progress, total }` (e.g. files done
  * of files found), or `{ percent }` (progress of a total of 100); an update
  * without them counts one more than the last. MCP wants `progress` to grow
- * with each notification, so a number that does not grow counts one more
- * than the last too, without a total. `message` is the update's text, or
- * its `details.message`, or its numbers ("42%", "3/10").
+ * with each notification (the first may be 0), so a number that does not
+ * grow counts one more than the last instead. A total, once given, goes
+ * with every later notification while the progress is within it (a tool
+ * that said "0 of 100" and then sends a text update is still "1 of 100").
+ * `message` is the update's text, or its `details.message`, or its numbers
+ * ("42%", "3/10").
  */
 export function progressListener(token: ProgressToken, send: SendProgress): Listener<ToolEvent> {
-  let last = 0;
+  let last: number | undefined;
+  let total: number | undefined;
   return (event) => {
     if (event.type !== 'tool_update') return;
     const given = progressOf(event.partial);
-    const grows = given !== undefined && given.progress > last;
-    last = grows ? given.progress : last + 1;
+    const grows = given !== undefined && given.progress >= 0 && (last === undefined || given.progress > last);
+    const progress = grows ? given.progress : (last ?? 0) + 1;
+    last = progress;
+    if (grows && given.total !== undefined) total = given.total;
+    if (total !== undefined && progress > total) total = undefined;
     const message = progressMessage(event.partial);
     const notification: ProgressNotification = {
       method: 'notifications/progress',
       params: {
         progressToken: token,
-        progress: last,
-        ...(grows && given.total !== undefined ? { total: given.total } : {}),
+        progress,
+        ...(total !== undefined ? { total } : {}),
         ...(message !== undefined ? { message } : {}),
       },
     };
