@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import type { ToolResult } from './tool.ts';
+import { ToolpoolTypeError } from './error-codes.ts';
 
 export interface ToolStartEvent {
   type: 'tool_start';
@@ -98,7 +99,7 @@ export class OrderedEmitter<E> {
   constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   subscribe(listener: Listener<E>): () => void {
-    if (typeof listener !== 'function') throw new TypeError('subscribe(listener): listener must be a function');
+    if (typeof listener !== 'function') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'subscribe(listener): listener must be a function');
     // The stack is captured now and formatted only if the listener throws.
     if (!this.#listeners.has(listener)) this.#listeners.set(listener, { addedAt: new Error('subscribed here'), reported: false });
     return () => void this.#listeners.delete(listener);

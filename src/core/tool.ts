@@ -1,5 +1,6 @@
 import { ConfigErrors } from './errors.ts';
 import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
+import { ToolpoolTypeError } from './error-codes.ts';
 
 /** A text part of a tool result or a message. */
 export interface TextContent {
@@ -163,7 +164,7 @@ export function defineTool<TParams extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParams, TDetails>,
 ): Tool<TParams, TDetails> {
   const problem = definitionProblem(definition);
-  if (problem) throw new TypeError(ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
+  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
   return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
 }
 

@@ -8,6 +8,7 @@ import type { RunUsage } from '../core/runner.ts';
 import { textResult } from '../core/tool-result.ts';
 import { batchLimitsProblem, tightenLimits } from '../core/limits.ts';
 import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from '../core/tool.ts';
+import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 export interface BatchOptions {
   /** Aborts running tools (their `ctx.signal`, then a kill after the grace period) and skips calls not yet started. */
@@ -371,11 +372,11 @@ function resultMessage({ call, result, isError }: CallState): ToolResultMessage 
 
 /** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */
 export function checkToolCalls(calls: unknown): ToolCall[] {
-  if (!Array.isArray(calls)) throw new TypeError(ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
+  if (!Array.isArray(calls)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
   calls.forEach((call, index) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
     if (typeof id !== 'string' || typeof name !== 'string') {
-      throw new TypeError(ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
     }
   });
   return calls as ToolCall[];
@@ -385,5 +386,5 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
 export function checkBatchOptions(options: BatchOptions): void {
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);
-  if (problem) throw new TypeError(ConfigErrors.badBatchOption('limits', problem));
+  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badBatchOption('limits', problem));
 }

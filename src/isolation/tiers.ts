@@ -21,6 +21,7 @@ import { SandboxTier } from './sandbox/sandbox-tier.ts';
 import { sandboxAccessProblem } from './sandbox/sandbox-user.ts';
 import type { ThreadBudget } from './worker/thread-budget.ts';
 import type { ToolTier } from '../core/tier.ts';
+import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 export interface TierOptions {
   minWorkers: number;
@@ -168,16 +169,16 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
  */
 function checkSandboxPermissions(permissions: Permissions): void {
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
   const problem = sandboxAccessProblem(permissions.fsRead ?? [], permissions.fsWrite ?? []);
-  if (problem !== undefined) throw new TypeError(SandboxErrors.notAccessibleAsNobody(problem));
+  if (problem !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.notAccessibleAsNobody(problem));
 }
 
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
 function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
-  if (Array.isArray(permissions.net)) throw new TypeError(PermissionErrors.netListNeedsSandbox(tier));
-  if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
+  if (Array.isArray(permissions.net)) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netListNeedsSandbox(tier));
+  if (permissions.net === false && !support.net) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netFalseNotEnforceable(process.version));
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
 }
 

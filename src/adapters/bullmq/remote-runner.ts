@@ -8,6 +8,7 @@ import { checkQueueName } from './queue-name.ts';
 import { channels, type CallData } from './protocol.ts';
 import { RemoteJob, type JobContext } from './remote-job.ts';
 import { settleWithin } from './settle-within.ts';
+import { ToolpoolTypeError } from '../../core/error-codes.ts';
 
 export interface RemoteRunnerOptions {
   /** Where Redis is: a `redis://` / `rediss://` URL, or `{ host, port, username?, password?, db?, tls? }`. */
@@ -185,7 +186,7 @@ class QueueRunner implements RemoteRunner {
 function checkLostAfter(value: unknown): number {
   if (value === undefined) return DEFAULT_LOST_AFTER_MS;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 100) {
-    throw new TypeError(RemoteErrors.badOption('remoteRunner', 'lostAfterMs', 'must be a number of milliseconds >= 100'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badOption('remoteRunner', 'lostAfterMs', 'must be a number of milliseconds >= 100'));
   }
   return value;
 }

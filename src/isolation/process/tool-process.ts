@@ -22,6 +22,7 @@ import { encodeFrame, FrameReader } from './frame-channel.ts';
 import { inheritableFds } from './inherited-fds.ts';
 import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 
 export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
   hostFunctions: HostFunctions;
@@ -118,7 +119,7 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
     if (reply.type === 'described') return reply.view;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
@@ -126,7 +127,7 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
     if (reply.type === 'prepared') return reply.args;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
@@ -134,7 +135,7 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits }, { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs });
     if (reply.type === 'approvalAnswered') return reply.answer;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {

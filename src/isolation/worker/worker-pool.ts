@@ -20,6 +20,7 @@ import { ThreadBudget } from './thread-budget.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
 import { SEND_AHEAD, WorkerChannel, type ChannelOwner } from './worker-channel.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 
 export interface WorkerPoolOptions {
   maxMemoryMb: number;
@@ -139,11 +140,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     } catch (error) {
       // piscina's own words for a worker that ended while the module loaded name neither the module nor the cause.
       const code = /worker exited with code: (-?\d+)/.exec(errorMessage(error))?.[1];
-      if (code !== undefined) throw new Error(ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
+      if (code !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
       throw error;
     }
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed describe reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     this.#remember(ref);
     return reply.view;
   }
@@ -154,8 +155,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
     const message = () => (signal?.aborted ? ToolErrors.abortedBeforeStart() : ToolErrors.prepareTimedOut(timeoutMs));
     const reply = (await this.#runBounded(task, timeoutMs, message, signal)) as PrepareReply;
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed prepare reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed prepare reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.args;
   }
 
@@ -164,8 +165,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // The same deadline as prepareArguments: it runs module code too.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
     const reply = (await this.#runBounded(task, timeoutMs, () => ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed needsApproval reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed needsApproval reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.answer;
   }
 
@@ -507,10 +508,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
       if (this.#tasksWaiting) this.releaseIdle(Date.now());
       return await reply;
     } catch (error) {
-      if (this.#closed.signal.aborted) throw new Error(ToolErrors.poolClosed());
+      if (this.#closed.signal.aborted) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
       // The caller's signal may carry any reason; piscina rejects with an AbortError, the deadline with a TimeoutError.
       const name = (error as Error | undefined)?.name;
-      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new Error(message());
+      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new ToolpoolError('TOOLPOOL_ERR_ABORTED', message());
       throw error;
     } finally {
       if (token) this.#budget.give();

@@ -9,6 +9,7 @@ import * as inspectorPromises from 'node:inspector/promises';
  * the inspector throws. (The process tier confines what it reaches to the
  * child process.)
  */
+// Plain errors, seen by tool code inside its worker: the host never receives them as toolpool's own.
 const refuse = () => {
   throw new Error('toolpool: the inspector is not available to tools');
 };
@@ -21,6 +22,7 @@ const refuse = () => {
  * files). Under the permission model Node refuses `process.binding`; a
  * worker without permissions gets both replaced before any tool code runs.
  */
+// Plain, like refuse above: tool-facing, not an error toolpool throws to its user.
 const refuseBinding = () => {
   throw new Error("toolpool: Node's internal bindings are not available to tools");
 };
