@@ -89,6 +89,24 @@ export type ToolpoolErrorCode = { [K in ErrorCode]: (typeof ERROR_CODES)[K] exte
 /** The codes of a failed call (`tool_end`'s `errorCode`). */
 export type ToolErrorCode = Exclude<ErrorCode, ToolpoolErrorCode>;
 
+/** What a worker or child may say about its own call; any other claim (or none) is THREW. */
+const REPORTABLE: ReadonlySet<unknown> = new Set<ToolErrorCode>(['THREW', 'RESULT_TOO_LARGE', 'INVALID_RESULT', 'TIMEOUT', 'ABORTED', 'MEMORY_LIMIT', 'CRASHED']);
+
+/**
+ * The code of a failure a tool's side reported (a worker's result message, a
+ * child's outcome): untrusted, so only a code about the call itself is kept.
+ * A tool cannot make its own failure look like the host's (NOT_APPROVED,
+ * BLOCKED, CLOSED …); whatever it claims otherwise is THREW.
+ */
+export function reportedCode(claimed: unknown): ToolErrorCode {
+  return REPORTABLE.has(claimed) ? (claimed as ToolErrorCode) : 'THREW';
+}
+
+/** The code of a stop: a timeout, or an abort (before or while it ran). */
+export function stopCode(reason: 'timeout' | 'aborted'): ToolErrorCode {
+  return reason === 'timeout' ? 'TIMEOUT' : 'ABORTED';
+}
+
 /**
  * The brand: a registry symbol, the same in every realm (a vm context, a
  * second copy of toolpool), set on both classes' prototypes. It does not

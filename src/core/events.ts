@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import type { ToolResult } from './tool.ts';
+import type { ToolErrorCode } from './error-codes.ts';
 import { ToolpoolTypeError } from './error-codes.ts';
 
 export interface ToolStartEvent {
@@ -24,6 +25,11 @@ export interface ToolEndEvent {
   toolName: string;
   result: ToolResult;
   isError: boolean;
+  /**
+   * Why the call failed, when `isError` is true: a stable code (see
+   * ERROR_CODES and docs/errors.md). Match on it, never on the text.
+   */
+  errorCode?: ToolErrorCode;
   /** From the start of preparation to the moment the tool settled. */
   durationMs: number;
   /**

@@ -1,3 +1,4 @@
+import type { ToolErrorCode } from './error-codes.ts';
 import type { ResolvedLimits } from './limits.ts';
 import type { ToolResult } from './tool.ts';
 
@@ -28,8 +29,11 @@ export interface RunUsage {
   heapUsedBytes?: number;
 }
 
-/** Runners never throw for what a tool does: every failure is an error text. */
-export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string }) & { usage?: RunUsage };
+/**
+ * Runners never throw for what a tool does: every failure is an error text,
+ * with the code the host gives it (`tool_end`'s `errorCode`; FAILED when absent).
+ */
+export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string; code?: ToolErrorCode }) & { usage?: RunUsage };
 
 /** The outcome with `waitedMs` more queue time (a wait before the runner got the call); unchanged when the call never ran. */
 export function withQueuedBefore(outcome: RunOutcome, waitedMs: number): RunOutcome {

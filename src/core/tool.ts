@@ -1,6 +1,6 @@
 import { ConfigErrors } from './errors.ts';
 import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
-import { ToolpoolTypeError } from './error-codes.ts';
+import { ToolpoolTypeError, type ToolErrorCode } from './error-codes.ts';
 
 /** A text part of a tool result or a message. */
 export interface TextContent {
@@ -201,5 +201,7 @@ export interface ToolResultMessage<TDetails = unknown> {
   content: Content[];
   details: TDetails | undefined;
   isError: boolean;
+  /** Why the call failed, when `isError` is true (as on `tool_end`); absent on a success. */
+  errorCode?: ToolErrorCode;
   timestamp: number;
 }

@@ -171,8 +171,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
   }
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
-    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart() });
-    if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed() });
+    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
+    if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' });
     this.#remember(ref);
     const call = new PoolCall(randomRunId(), job, ref, this);
     this.#waiting.push(call);
@@ -193,8 +193,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     }
     this.#stopWatchingBirths?.();
     this.#watch.stop();
-    for (const call of this.#waiting) call.fail(ToolErrors.poolClosed());
-    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed());
+    for (const call of this.#waiting) call.fail(ToolErrors.poolClosed(), 'CLOSED');
+    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed(), 'CLOSED');
     const threads = this.#piscina.threads;
     for (const [leaseId, channel] of this.#leased) channel.post({ t: 'release', leaseId });
     let bound: NodeJS.Timeout | undefined;
@@ -378,7 +378,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     call.unsent();
     if (call.outcome) return;
     if (call.stopping) return call.endUnstarted();
-    if (this.#closing) return call.fail(ToolErrors.poolClosed());
+    if (this.#closing) return call.fail(ToolErrors.poolClosed(), 'CLOSED');
     if (call.attempts >= MAX_ATTEMPTS) return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
     this.#waiting.pushFront(call);
     this.#dispatch();
