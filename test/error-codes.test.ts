@@ -13,6 +13,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
 import { ERROR_CODES, ToolpoolError, ToolpoolTypeError, defineTool, isToolpoolError, type ToolEndEvent, type ToolErrorCode } from '../src/index.ts';
 import { reportedCode } from '../src/core/error-codes.ts';
+import { refuseCalls } from '../src/agent/refused-calls.ts';
 import type { BatchOptions, ExecutorOptions, ToolCall } from '../src/index.ts';
 import { call, fixture, recordEvents, useExecutors } from './support/executors.ts';
 
@@ -196,5 +197,13 @@ describe('docs/errors.md', () => {
     const page = readFileSync(`${root}docs/errors.md`, 'utf8');
     const generated = page.match(/<!-- error codes: generated[^\n]*-->\n([\s\S]*?)\n<!-- end of error codes -->/)?.[1];
     expect(generated, 'docs/errors.md: replace the table between the markers with the one below').toBe(table);
+  });
+});
+
+describe('calls the Agent answers without running them', () => {
+  test('carry the errorCode it gives on the result and the tool_end event', () => {
+    const { results, events } = refuseCalls([{ type: 'toolCall', id: 'c', name: 'plain', arguments: {} }], () => 'not run', 'ABORTED');
+    expect(results[0]).toMatchObject({ isError: true, errorCode: 'ABORTED' });
+    expect(events.at(-1)).toMatchObject({ type: 'tool_end', isError: true, errorCode: 'ABORTED' });
   });
 });

@@ -238,7 +238,7 @@ export class Agent {
   #abandonPausedBatch(): void {
     this.#paused = undefined;
     const calls = toolCallsOf(this.#transcript.at(-1) as AssistantMessage);
-    const { results, events } = refuseCalls(calls, AgentErrors.notRunAborted);
+    const { results, events } = refuseCalls(calls, AgentErrors.notRunAborted, 'ABORTED');
     // abort() is synchronous: the transcript is valid at once; listeners get the events in order, as usual.
     for (const event of events) void this.#events.emit(event);
     for (const result of results) {
