@@ -48,6 +48,8 @@ export type {
   BeforeToolCallResult,
 } from './core/hooks.ts';
 export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './core/events.ts';
+export { ERROR_CODES, ToolpoolError, ToolpoolTypeError, isToolpoolError } from './core/error-codes.ts';
+export type { ErrorCode, ToolErrorCode, ToolpoolErrorCode } from './core/error-codes.ts';
 export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './core/messages.ts';
 export type { Model, ModelRequest, ModelStreamEvent } from './core/model.ts';
 export { Agent, DEFAULT_MAX_TURNS } from './agent/agent.ts';

@@ -12,6 +12,7 @@ import { toolCallsOf, type AssistantMessage, type Message } from '../core/messag
 import type { Model } from '../core/model.ts';
 import type { Content } from '../core/tool.ts';
 import { CHECK_PENDING, type PendingApproval, type PendingCheckable } from '../executor/approval.ts';
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 
 export type {
   AgentEndEvent,
@@ -144,8 +145,8 @@ export class Agent {
    * calls wait for approval.
    */
   async prompt(input: string | Content[]): Promise<Message[]> {
-    if (this.#active) throw new Error(AgentErrors.busy());
-    if (this.#paused) throw new Error(AgentErrors.pendingApprovals(this.#paused.pending.map((call) => call.toolCallId)));
+    if (this.#active) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.busy());
+    if (this.#paused) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.pendingApprovals(this.#paused.pending.map((call) => call.toolCallId)));
     const prompt = userMessage(input, 'prompt');
     return this.#run({ messages: [...this.#steering.take(), prompt] });
   }
@@ -159,8 +160,8 @@ export class Agent {
    * not pending. Resolves like `prompt()`.
    */
   async resume(decisions: ApprovalDecisions): Promise<Message[]> {
-    if (this.#active) throw new Error(AgentErrors.resumeBusy());
-    if (!this.#paused) throw new Error(AgentErrors.nothingToResume());
+    if (this.#active) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.resumeBusy());
+    if (!this.#paused) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.nothingToResume());
     const paused = decide(this.#paused, decisions);
     if (paused.pending.length > 0) {
       this.#paused = paused;
@@ -212,7 +213,7 @@ export class Agent {
    * or another. Throws while a run is active.
    */
   snapshot(): AgentSnapshot {
-    if (this.#active) throw new Error(AgentErrors.snapshotWhileRunning());
+    if (this.#active) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.snapshotWhileRunning());
     const state = {
       runId: this.#runId,
       messages: this.#transcript,
@@ -254,7 +255,7 @@ export class Agent {
   #abandonPausedBatch(): void {
     this.#paused = undefined;
     const calls = toolCallsOf(this.#transcript.at(-1) as AssistantMessage);
-    const { results, events } = refuseCalls(calls, AgentErrors.notRunAborted);
+    const { results, events } = refuseCalls(calls, AgentErrors.notRunAborted, 'ABORTED');
     // abort() is synchronous: the transcript is valid at once; listeners get the events in order, as usual.
     for (const event of events) void this.#events.emit(event);
     for (const result of results) {
@@ -272,31 +273,31 @@ function pendingCheckOf(executor: AgentExecutor): PendingCallCheck | undefined {
 }
 
 function checkOptions(options: AgentOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(AgentErrors.badOption('(options)', 'must be an object { model, executor }'));
-  if (typeof options.model?.stream !== 'function') throw new TypeError(AgentErrors.badOption('model', 'must be a Model with a stream(request) method'));
+  if (typeof options !== 'object' || options === null) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('(options)', 'must be an object { model, executor }'));
+  if (typeof options.model?.stream !== 'function') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('model', 'must be a Model with a stream(request) method'));
   if (typeof options.executor?.executeBatch !== 'function' || !Array.isArray(options.executor.definitions)) {
-    throw new TypeError(AgentErrors.badOption('executor', 'must be an executor from createExecutor()'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('executor', 'must be an executor from createExecutor()'));
   }
   if (options.maxTurns !== undefined && !((Number.isInteger(options.maxTurns) || options.maxTurns === Infinity) && options.maxTurns >= 1)) {
-    throw new TypeError(AgentErrors.badOption('maxTurns', 'must be an integer >= 1 (or Infinity)'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('maxTurns', 'must be an integer >= 1 (or Infinity)'));
   }
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
-    throw new TypeError(AgentErrors.badOption('systemPrompt', 'must be a string'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('systemPrompt', 'must be a string'));
   }
   if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
-    throw new TypeError(AgentErrors.badOption('runId', 'must be a non-empty string of at most 512 characters'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('runId', 'must be a non-empty string of at most 512 characters'));
   }
-  if (options.messages !== undefined && !Array.isArray(options.messages)) throw new TypeError(AgentErrors.badOption('messages', 'must be an array of messages'));
+  if (options.messages !== undefined && !Array.isArray(options.messages)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('messages', 'must be an array of messages'));
   const secret = options.snapshotSecret;
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length > 0)) {
-    throw new TypeError(AgentErrors.badOption('snapshotSecret', 'must be a non-empty string or byte array'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('snapshotSecret', 'must be a non-empty string or byte array'));
   }
   if (options.messages !== undefined && options.snapshot !== undefined) {
-    throw new TypeError(AgentErrors.badOption('snapshot', 'cannot be given together with messages (the snapshot holds the transcript)'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('snapshot', 'cannot be given together with messages (the snapshot holds the transcript)'));
   }
   for (const mode of ['steeringMode', 'followUpMode'] as const) {
     if (options[mode] !== undefined && options[mode] !== 'one-at-a-time' && options[mode] !== 'all') {
-      throw new TypeError(AgentErrors.badOption(mode, 'must be "one-at-a-time" or "all"'));
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption(mode, 'must be "one-at-a-time" or "all"'));
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { PendingApproval } from '../executor/approval.ts';
 import { AgentErrors } from '../core/errors.ts';
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 
 /** What `agent.resume()` takes: ids a person approved, and ids they rejected with the reason. */
 export interface ApprovalDecisions {
@@ -32,10 +33,10 @@ export function decide(paused: PausedBatch, decisions: ApprovalDecisions): Pause
   const { approved, rejected } = checkDecisions(decisions);
   const pendingIds = new Set(paused.pending.map((call) => call.toolCallId));
   for (const id of [...approved, ...Object.keys(rejected)]) {
-    if (!pendingIds.has(id)) throw new Error(AgentErrors.notPending(id, [...pendingIds]));
+    if (!pendingIds.has(id)) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.notPending(id, [...pendingIds]));
   }
   const both = approved.find((id) => Object.hasOwn(rejected, id));
-  if (both !== undefined) throw new Error(AgentErrors.approvedAndRejected(both));
+  if (both !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.approvedAndRejected(both));
   const decided = new Set([...approved, ...Object.keys(rejected)]);
   return {
     pending: paused.pending.filter((call) => !decided.has(call.toolCallId)),
@@ -45,14 +46,14 @@ export function decide(paused: PausedBatch, decisions: ApprovalDecisions): Pause
 }
 
 function checkDecisions(decisions: ApprovalDecisions): { approved: string[]; rejected: Record<string, string> } {
-  if (typeof decisions !== 'object' || decisions === null) throw new TypeError(AgentErrors.badDecisions('pass { approved?: string[], rejected?: { id: reason } }'));
+  if (typeof decisions !== 'object' || decisions === null) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('pass { approved?: string[], rejected?: { id: reason } }'));
   const approved = decisions.approved ?? [];
   if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
-    throw new TypeError(AgentErrors.badDecisions('approved must be an array of tool-call ids'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('approved must be an array of tool-call ids'));
   }
   const rejected = decisions.rejected ?? {};
   if (typeof rejected !== 'object' || rejected === null || Array.isArray(rejected) || Object.values(rejected).some((reason) => typeof reason !== 'string')) {
-    throw new TypeError(AgentErrors.badDecisions('rejected must be an object { toolCallId: reason }'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('rejected must be an object { toolCallId: reason }'));
   }
   return { approved: [...new Set(approved)], rejected: { ...rejected } };
 }

@@ -9,6 +9,7 @@ import type { AgentEndReason, AgentEvent } from './events.ts';
 import { PartialAssistantMessage, withErrorMessage } from './partial-message.ts';
 import { refuseCalls } from './refused-calls.ts';
 import { messagesForModel, unansweredToolCalls } from './transcript.ts';
+import type { ToolErrorCode } from '../core/error-codes.ts';
 
 /** What a run needs from an executor (an `Executor` from `createExecutor`, or a stand-in). */
 export type AgentExecutor = Pick<Executor, 'definitions' | 'executeBatch'>;
@@ -200,12 +201,12 @@ export class AgentRun {
   async #toolPhase(message: AssistantMessage, calls: ToolCallContent[], approvals: ApprovalOptions): Promise<ToolPhase> {
     switch (message.stopReason) {
       case 'length':
-        return { results: await this.#refuseCalls(calls, (call) => AgentErrors.argumentsCutOff(call.name)) };
+        return { results: await this.#refuseCalls(calls, (call) => AgentErrors.argumentsCutOff(call.name), 'INVALID_ARGUMENTS') };
       case 'aborted':
-        return { results: await this.#refuseCalls(calls, AgentErrors.notRunAborted) };
+        return { results: await this.#refuseCalls(calls, AgentErrors.notRunAborted, 'ABORTED') };
       case 'error': {
         const text = AgentErrors.notRunModelFailed(message.errorMessage ?? AgentErrors.modelTurnFailed());
-        return { results: await this.#refuseCalls(calls, () => text) };
+        return { results: await this.#refuseCalls(calls, () => text, 'STOPPED') };
       }
       default:
         return this.#executeBatch(calls, approvals);
@@ -221,15 +222,15 @@ export class AgentRun {
       );
     } catch (error) {
       const failure = AgentErrors.executorFailed(errorMessage(error));
-      return { results: await this.#refuseCalls(calls, () => failure), failure };
+      return { results: await this.#refuseCalls(calls, () => failure, 'FAILED'), failure };
     }
     if (batch.pending && batch.pending.length > 0) return { results: [], pending: batch.pending };
     return { results: batch.results, batch };
   }
 
   /** Answers calls that will not run with an error result each, with their tool events (see refuseCalls). */
-  async #refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string): Promise<ToolResultMessage[]> {
-    const { results, events } = refuseCalls(calls, text);
+  async #refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string, code: ToolErrorCode): Promise<ToolResultMessage[]> {
+    const { results, events } = refuseCalls(calls, text, code);
     for (const event of events) await this.#emit(event);
     return results;
   }
@@ -269,7 +270,7 @@ export class AgentRun {
     const text = end.reason === 'aborted' ? AgentErrors.notRunAborted() : AgentErrors.notRunRunEnded(end.error ?? end.reason);
     const open = unansweredToolCalls(this.#added);
     if (open.length === 0) return;
-    for (const result of await this.#refuseCalls(open, () => text)) await this.#addMessage(result);
+    for (const result of await this.#refuseCalls(open, () => text, end.reason === 'aborted' ? 'ABORTED' : 'STOPPED')) await this.#addMessage(result);
   }
 
   async #endRun(end: RunEnd): Promise<void> {

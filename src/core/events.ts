@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import type { ToolResult } from './tool.ts';
+import type { ToolErrorCode } from './error-codes.ts';
+import { ToolpoolTypeError } from './error-codes.ts';
 
 export interface ToolStartEvent {
   type: 'tool_start';
@@ -23,6 +25,11 @@ export interface ToolEndEvent {
   toolName: string;
   result: ToolResult;
   isError: boolean;
+  /**
+   * Why the call failed, when `isError` is true: a stable code (see
+   * ERROR_CODES and docs/errors.md). Match on it, never on the text.
+   */
+  errorCode?: ToolErrorCode;
   /** From the start of preparation to the moment the tool settled. */
   durationMs: number;
   /** true: the call was not run; its result is the one a ledger recorded when the call ran under the same key (run id, call id). */
@@ -100,7 +107,7 @@ export class OrderedEmitter<E> {
   constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   subscribe(listener: Listener<E>): () => void {
-    if (typeof listener !== 'function') throw new TypeError('subscribe(listener): listener must be a function');
+    if (typeof listener !== 'function') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'subscribe(listener): listener must be a function');
     // The stack is captured now and formatted only if the listener throws.
     if (!this.#listeners.has(listener)) this.#listeners.set(listener, { addedAt: new Error('subscribed here'), reported: false });
     return () => void this.#listeners.delete(listener);

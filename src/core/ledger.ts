@@ -1,3 +1,4 @@
+import { ToolpoolTypeError } from './error-codes.ts';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { canonicalJson } from './canonical-json.ts';
@@ -131,7 +132,7 @@ export interface MemoryLedgerOptions {
  */
 export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const maxKeys = options.maxKeys ?? 100_000;
-  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new TypeError(`memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`);
+  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`);
   const records = new Map<string, LedgerRecord>();
   const id = (key: LedgerKey) => JSON.stringify([key.runId, key.callId]);
   const evict = () => {

@@ -1,6 +1,7 @@
 import { RE2JS } from 're2js';
 import { ConfigErrors, errorMessage } from './errors.ts';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
+import { ToolpoolError } from './error-codes.ts';
 
 /**
  * Ajv's regular-expression engine for schemas the host does not trust: RE2,
@@ -16,7 +17,7 @@ export const linearRegExp: RegExpEngine = Object.assign(
     try {
       compiled = RE2JS.compile(pattern);
     } catch (error) {
-      throw new Error(ConfigErrors.patternNotLinear(pattern, errorMessage(error)));
+      throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.patternNotLinear(pattern, errorMessage(error)));
     }
     // Ajv keys its compiled patterns by the engine's toString(): without one of its own every
     // pattern would be "[object Object]", and each schema would test the first pattern compiled.

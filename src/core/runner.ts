@@ -1,3 +1,4 @@
+import type { ToolErrorCode } from './error-codes.ts';
 import type { ResolvedLimits } from './limits.ts';
 import type { ToolResult } from './tool.ts';
 
@@ -36,8 +37,11 @@ export interface RunUsage {
   heapUsedBytes?: number;
 }
 
-/** Runners never throw for what a tool does: every failure is an error text. */
-export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string }) & {
+/**
+ * Runners never throw for what a tool does: every failure is an error text,
+ * with the code the host gives it (`tool_end`'s `errorCode`; FAILED when absent).
+ */
+export type RunOutcome = ({ ok: true; result: ToolResult } | { ok: false; error: string; code?: ToolErrorCode }) & {
   usage?: RunUsage;
   /** Whether the call ran is unknown (a remote call lost with its machine): a ledger keeps it as started, never ended. */
   unsure?: true;

@@ -1,6 +1,7 @@
 import { ConfigErrors } from './errors.ts';
 import { definitionProblem } from './tool.ts';
 import { jsonSchemaOf, schemaVendor } from './tool-parameters.ts';
+import { ToolpoolError } from './error-codes.ts';
 
 /** What a function-valued field of a definition becomes when the definition crosses to the host as plain data. */
 export const FUNCTION_FIELD = '[function]';
@@ -22,7 +23,7 @@ export interface DefinitionView {
 }
 
 export function definitionView(value: unknown, where: string): DefinitionView {
-  if (typeof value !== 'object' || value === null) throw new Error(ConfigErrors.invalidToolField(where, 'it is not an object'));
+  if (typeof value !== 'object' || value === null) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, 'it is not an object'));
   const problem = definitionProblem(value);
   const vendor = schemaVendor((value as { parameters?: unknown }).parameters);
   const definition: Record<string, unknown> = {};
@@ -42,7 +43,7 @@ function convertedSchema(parameters: unknown, where: string, vendor: string | un
     return jsonSchemaOf(parameters as never);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message));
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message));
   }
 }
 

@@ -1,5 +1,6 @@
 import { ConfigErrors } from './errors.ts';
 import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
+import { ToolpoolTypeError, type ToolErrorCode } from './error-codes.ts';
 
 /** A text part of a tool result or a message. */
 export interface TextContent {
@@ -224,7 +225,7 @@ export function defineTool<TParams extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParams, TDetails>,
 ): Tool<TParams, TDetails> {
   const problem = definitionProblem(definition);
-  if (problem) throw new TypeError(ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
+  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
   return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
 }
 
@@ -261,5 +262,7 @@ export interface ToolResultMessage<TDetails = unknown> {
   content: Content[];
   details: TDetails | undefined;
   isError: boolean;
+  /** Why the call failed, when `isError` is true (as on `tool_end`); absent on a success. */
+  errorCode?: ToolErrorCode;
   timestamp: number;
 }

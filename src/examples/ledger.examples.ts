@@ -58,6 +58,7 @@ export const charge = defineTool({
       body: JSON.stringify({ card, cents }),
       signal: ctx.signal,
     });
+    // A tool reports failure by throwing (an example of a user's tool: plain Error, as users write it).
     if (!response.ok) throw new Error(`the payment service said ${response.status}`);
     return { content: [{ type: 'text', text: `Charged ${cents} cents.` }] };
   },

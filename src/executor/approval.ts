@@ -3,6 +3,7 @@ import { canonicalJson } from '../core/canonical-json.ts';
 import { AgentErrors, ToolErrors, errorMessage } from '../core/errors.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ToolCall } from '../core/tool.ts';
+import type { ToolErrorCode } from '../core/error-codes.ts';
 
 /**
  * How an Agent asks its executor whether a snapshot's pending (or already
@@ -56,6 +57,8 @@ export interface ApprovalOptions {
 export interface ApprovalCheck {
   pending: PendingApproval[];
   refusals: Map<string, string>;
+  /** The errorCode of each refusal, by call id. */
+  refusalCodes: Map<string, ToolErrorCode>;
   settled: Map<string, Record<string, unknown>>;
 }
 
@@ -77,7 +80,7 @@ export async function checkApprovals(
   calls: readonly ToolCall[],
   options: ApprovalOptions = {},
 ): Promise<ApprovalCheck> {
-  const check: ApprovalCheck = { pending: [], refusals: new Map(), settled: new Map() };
+  const check: ApprovalCheck = { pending: [], refusals: new Map(), refusalCodes: new Map(), settled: new Map() };
   for (const call of calls) {
     const tool = tools.get(call.name);
     if (isGated(tool)) await checkCall(tool, call, options, check);
@@ -96,15 +99,15 @@ async function checkCall(tool: RegisteredTool, call: ToolCall, options: Approval
   if (typeof approval === 'object') return settleApproved(tool, call, approval, check);
   if (approval !== undefined) return;
   const rejected = options.rejected && Object.hasOwn(options.rejected, call.id) ? options.rejected[call.id] : undefined;
-  if (rejected !== undefined) return void check.refusals.set(call.id, ToolErrors.rejected(call.name, rejected));
+  if (rejected !== undefined) return refuse(check, call.id, 'REJECTED', ToolErrors.rejected(call.name, rejected));
   const args = await validArguments(tool, call);
   if (!args) return;
   const answer = await askTool(tool, args);
-  if (typeof answer === 'string') return void check.refusals.set(call.id, answer);
+  if (typeof answer === 'string') return refuse(check, call.id, 'HOOK_FAILED', answer);
   if (!answer) return void check.settled.set(call.id, args);
   const undecided = options.undecided ?? 'refuse';
   if (undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
-  else check.refusals.set(call.id, undecided === 'refuse' ? ToolErrors.notApproved(call.name) : ToolErrors.notApprovedBecause(call.name, undecided.refuse));
+  else refuse(check, call.id, 'NOT_APPROVED', undecided === 'refuse' ? ToolErrors.notApproved(call.name) : ToolErrors.notApprovedBecause(call.name, undecided.refuse));
 }
 
 /** The approval given for a call: the pending call a person saw, its bare id, or nothing. */
@@ -114,12 +117,17 @@ function approvalOf(options: ApprovalOptions, id: string): PendingApproval | str
 
 /** An approved pending call runs with the arguments the person saw, checked again: the tool, and the schema. */
 function settleApproved(tool: RegisteredTool, call: ToolCall, approval: PendingApproval, check: ApprovalCheck): void {
-  if (approval.toolName !== call.name) return void check.refusals.set(call.id, ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
+  if (approval.toolName !== call.name) return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
   const copy = parseArguments(approval.args);
-  if (!copy.ok || !isPlainObject(copy.value)) return void check.refusals.set(call.id, ToolErrors.approvedWithoutArguments(call.name));
+  if (!copy.ok || !isPlainObject(copy.value)) return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedWithoutArguments(call.name));
   const validation = tool.validate(copy.value, approval.args);
-  if (!validation.ok) return void check.refusals.set(call.id, validation.message);
+  if (!validation.ok) return refuse(check, call.id, 'INVALID_ARGUMENTS', validation.message);
   check.settled.set(call.id, validation.args);
+}
+
+function refuse(check: ApprovalCheck, id: string, code: ToolErrorCode, text: string): void {
+  check.refusals.set(id, text);
+  check.refusalCodes.set(id, code);
 }
 
 /** true or false, or the error text when the tool's `needsApproval` failed. */

@@ -9,6 +9,7 @@ import { argsDigest, endRecord, thisHost, type Ledger, type LedgerKey } from '..
 import { textResult } from '../core/tool-result.ts';
 import { batchLimitsProblem, tightenLimits } from '../core/limits.ts';
 import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from '../core/tool.ts';
+import { ToolpoolTypeError, type ToolErrorCode } from '../core/error-codes.ts';
 
 /**
  * A run id for the tools' `ctx.runId` only, not a ledger key: what a worker
@@ -89,6 +90,8 @@ interface CallState {
   executed: boolean;
   result?: ToolResult;
   isError: boolean;
+  /** Why it failed, set with isError. */
+  errorCode?: ToolErrorCode;
   durationMs: number;
   /** What the runner measured; absent when the call never ran. */
   usage?: RunUsage;
@@ -108,6 +111,7 @@ export class BatchRun {
   #stopReason: string | undefined;
   /** Error texts for calls the approval gate refused, by call id. */
   #refusals: ApprovalCheck['refusals'] | undefined;
+  #refusalCodes: ApprovalCheck['refusalCodes'] | undefined;
   /** Arguments the approval gate prepared and validated for calls that may run: they run with these, not with a second prepareArguments. */
   #settled: ApprovalCheck['settled'] | undefined;
   /** Calls whose id an earlier call of this batch already has: results are keyed by id, so these do not run. */
@@ -128,6 +132,7 @@ export class BatchRun {
       const approvals = await checkApprovals(this.env.tools, unique, this.options.approvals);
       if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
       this.#refusals = approvals.refusals;
+      this.#refusalCodes = approvals.refusalCodes;
       this.#settled = approvals.settled;
     }
     // A batch of one is the same run either way; the sequential path is the shorter one.
@@ -201,6 +206,7 @@ export class BatchRun {
     } catch (error) {
       // Whatever is inside a call (a Proxy, a getter, a depth no validator survives) ends that call, never the batch.
       state.args = undefined;
+      state.errorCode = 'INVALID_ARGUMENTS';
       problem = ToolErrors.invalidArguments(call.name, errorMessage(error));
     }
     if (problem !== undefined) this.#settle(state, textResult(problem), true);
@@ -215,14 +221,14 @@ export class BatchRun {
    */
   #admit(state: CallState, parsed: Parsed): string | undefined | Promise<string | undefined> {
     const { call } = state;
-    if (this.#stopped) return ToolErrors.stoppedBeforeRun(this.#stopReason);
-    if (this.options.signal?.aborted) return ToolErrors.abortedBeforeStart();
-    if (this.#duplicates.has(call)) return ToolErrors.duplicateCallId(call.id);
+    if (this.#stopped) return failed(state, 'STOPPED', ToolErrors.stoppedBeforeRun(this.#stopReason));
+    if (this.options.signal?.aborted) return failed(state, 'ABORTED', ToolErrors.abortedBeforeStart());
+    if (this.#duplicates.has(call)) return failed(state, 'DUPLICATE_CALL_ID', ToolErrors.duplicateCallId(call.id));
     const tool = this.env.tools.get(call.name);
-    if (!tool) return ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]);
-    if (!parsed.ok && parsed.tooDeep) return ToolErrors.argumentsTooDeep(call.name, MAX_ARGUMENT_DEPTH);
-    if (!parsed.ok) return ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments));
-    if (!isPlainObject(parsed.value)) return ToolErrors.argumentsNotObject(call.name, parsed.value);
+    if (!tool) return failed(state, 'NOT_FOUND', ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]));
+    if (!parsed.ok && parsed.tooDeep) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsTooDeep(call.name, MAX_ARGUMENT_DEPTH));
+    if (!parsed.ok) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments)));
+    if (!isPlainObject(parsed.value)) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsNotObject(call.name, parsed.value));
     const settled = this.#settled?.get(call.id);
     if (settled) return this.#allow(state, tool, settled);
     if (tool.info.hasPrepare && this.options.prepared !== true) return this.#prepareThenValidate(state, tool, parsed.value);
@@ -234,22 +240,22 @@ export class BatchRun {
     try {
       args = await tool.runner.prepare(raw, this.options.signal);
     } catch (error) {
-      return ToolErrors.prepareFailed(state.call.name, errorMessage(error));
+      return failed(state, 'PREPARE_FAILED', ToolErrors.prepareFailed(state.call.name, errorMessage(error)));
     }
-    if (!isPlainObject(args)) return ToolErrors.prepareFailed(state.call.name, `it returned ${JSON.stringify(args)}, not an object`);
+    if (!isPlainObject(args)) return failed(state, 'PREPARE_FAILED', ToolErrors.prepareFailed(state.call.name, `it returned ${JSON.stringify(args)}, not an object`));
     return this.#validate(state, tool, args);
   }
 
   #validate(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
     const validation = tool.validate(args, state.call.arguments);
-    if (!validation.ok) return validation.message;
+    if (!validation.ok) return failed(state, 'INVALID_ARGUMENTS', validation.message);
     return this.#allow(state, tool, validation.args);
   }
 
   /** Validated arguments: what the approval gate refused stays refused, then beforeToolCall decides. */
   #allow(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
     const refusal = this.#refusals?.get(state.call.id);
-    if (refusal !== undefined) return refusal;
+    if (refusal !== undefined) return failed(state, this.#refusalCodes?.get(state.call.id) ?? 'NOT_APPROVED', refusal);
     state.tool = tool;
     const hook = this.env.beforeToolCall;
     if (hook) return this.#askBeforeHook(state, args, hook);
@@ -262,13 +268,13 @@ export class BatchRun {
     try {
       decision = await this.env.hooks.run(() => hook({ toolCall: state.call, args }));
     } catch (error) {
-      return ToolErrors.beforeHookThrew(errorMessage(error));
+      return failed(state, 'HOOK_FAILED', ToolErrors.beforeHookThrew(errorMessage(error)));
     }
     if (decision && 'stop' in decision && decision.stop) {
       this.#stop(decision.reason);
-      return ToolErrors.stoppedBeforeRun(decision.reason);
+      return failed(state, 'STOPPED', ToolErrors.stoppedBeforeRun(decision.reason));
     }
-    if (decision && 'block' in decision && decision.block) return ToolErrors.blocked(decision.reason);
+    if (decision && 'block' in decision && decision.block) return failed(state, 'BLOCKED', ToolErrors.blocked(decision.reason));
     state.args = args;
     return undefined;
   }
@@ -277,7 +283,7 @@ export class BatchRun {
     const { tool, args, call } = state;
     if (!tool || !args) return;
     // A stop asked for by a hook (in any call) means no further tool starts.
-    if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true);
+    if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true, 'STOPPED');
     const ledger = this.env.ledger;
     const key: LedgerKey | undefined = ledger && this.options.runId !== undefined ? { runId: this.options.runId, callId: call.id } : undefined;
     if (ledger && key) {
@@ -290,14 +296,14 @@ export class BatchRun {
     try {
       outcome = await this.#run(tool, args, call);
     } catch (error) {
-      outcome = { ok: false as const, error: ToolErrors.workerCrashed(errorMessage(error)) };
+      outcome = { ok: false as const, error: ToolErrors.workerCrashed(errorMessage(error)), code: 'CRASHED' as const };
     }
     state.usage = outcome.usage;
     // A tool with an outputSchema promised details of that shape: a result that breaks it is the tool's error.
     const mismatch = outcome.ok ? tool.checkDetails?.(outcome.result) : undefined;
-    if (mismatch !== undefined) this.#settle(state, textResult(mismatch), true);
+    if (mismatch !== undefined) this.#settle(state, textResult(mismatch), true, 'INVALID_RESULT');
     else if (outcome.ok) this.#settle(state, outcome.result, false);
-    else this.#settle(state, textResult(outcome.error), true);
+    else this.#settle(state, textResult(outcome.error), true, outcome.code ?? 'FAILED');
     // Where the runner cannot tell whether the call ran (a remote call lost with its machine), the record stays "started".
     if (ledger && key && !outcome.unsure) await this.#recordEnd(state, ledger, key);
   }
@@ -369,9 +375,10 @@ export class BatchRun {
     });
   }
 
-  #settle(state: CallState, result: ToolResult, isError: boolean): void {
+  #settle(state: CallState, result: ToolResult, isError: boolean, code?: ToolErrorCode): void {
     state.result = result;
     state.isError = isError;
+    state.errorCode = isError ? (code ?? state.errorCode ?? 'FAILED') : undefined;
     state.durationMs = performance.now() - state.startedAt;
   }
 
@@ -391,6 +398,7 @@ export class BatchRun {
     } catch (error) {
       state.result = textResult(ToolErrors.afterHookThrew(errorMessage(error)));
       state.isError = true;
+      state.errorCode = 'HOOK_FAILED';
       return;
     }
     if (!change) return;
@@ -399,6 +407,8 @@ export class BatchRun {
     if ('details' in change) result.details = change.details;
     if (change.terminate !== undefined) result.terminate = change.terminate;
     if (change.isError !== undefined) state.isError = change.isError;
+    // A hook that turns a success into an error gives no reason a code could name.
+    state.errorCode = state.isError ? (state.errorCode ?? 'FAILED') : undefined;
     state.result = result;
     if (change.stop) this.#stop(change.reason);
   }
@@ -429,7 +439,7 @@ function duplicateCalls(calls: ToolCall[]): ReadonlySet<ToolCall> {
 }
 
 /** The call's tool_end: the usage figures are 0 (times) or absent (cpu, heap) for a call that never ran. */
-function endEvent({ call, result, isError, durationMs, usage, replayed }: CallState): ToolEndEvent {
+function endEvent({ call, result, isError, errorCode, durationMs, usage, replayed }: CallState): ToolEndEvent {
   const event: ToolEndEvent = {
     type: 'tool_end',
     toolCallId: call.id,
@@ -440,14 +450,15 @@ function endEvent({ call, result, isError, durationMs, usage, replayed }: CallSt
     queuedMs: usage?.queuedMs ?? 0,
     runningMs: usage?.runningMs ?? 0,
   };
+  if (isError) event.errorCode = errorCode ?? 'FAILED';
   if (usage?.cpuMs !== undefined) event.cpuMs = usage.cpuMs;
   if (usage?.heapUsedBytes !== undefined) event.heapUsedBytes = usage.heapUsedBytes;
   if (replayed) event.replayed = true;
   return event;
 }
 
-function resultMessage({ call, result, isError }: CallState): ToolResultMessage {
-  return {
+function resultMessage({ call, result, isError, errorCode }: CallState): ToolResultMessage {
+  const message: ToolResultMessage = {
     role: 'toolResult',
     toolCallId: call.id,
     toolName: call.name,
@@ -456,16 +467,24 @@ function resultMessage({ call, result, isError }: CallState): ToolResultMessage 
     isError,
     timestamp: Date.now(),
   };
+  if (isError) message.errorCode = errorCode ?? 'FAILED';
+  return message;
+}
+
+/** Records why a call cannot run; returns its error text. */
+function failed(state: CallState, code: ToolErrorCode, text: string): string {
+  state.errorCode = code;
+  return text;
 }
 
 /** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkToolCalls(calls: unknown): ToolCall[] {
-  if (!Array.isArray(calls)) throw new TypeError(ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
+  if (!Array.isArray(calls)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
   calls.forEach((call, index) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
     if (typeof id !== 'string' || typeof name !== 'string') {
-      throw new TypeError(ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
     }
   });
   return calls as ToolCall[];
@@ -475,9 +494,9 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkBatchOptions(options: BatchOptions): void {
   if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
-    throw new TypeError(LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'));
   }
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);
-  if (problem) throw new TypeError(ConfigErrors.badBatchOption('limits', problem));
+  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badBatchOption('limits', problem));
 }

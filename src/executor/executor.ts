@@ -17,6 +17,7 @@ import { resolveLimits } from '../core/limits.ts';
 import { loadMcpTools } from '../mcp-client/load.ts';
 import type { ToolSource } from '../tools/tool-source.ts';
 import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSchema, ToolAnnotations, ToolCall, ToolLimits, ToolSchema } from '../core/tool.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
@@ -151,11 +152,11 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
 function checkNames(tools: ReadonlyMap<string, RegisteredTool>, mcp: ToolSource | undefined, toolLimits: Readonly<Record<string, ToolLimits>>): void {
   for (const [name, tool] of mcp?.tools ?? []) {
     const own = tools.get(name);
-    if (own) throw new Error(ConfigErrors.duplicateName(name, own.source, tool.source));
+    if (own) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, own.source, tool.source));
   }
   const known = [...tools.keys(), ...(mcp?.tools.keys() ?? [])];
   const unknown = Object.keys(toolLimits).filter((name) => !known.includes(name));
-  if (unknown.length > 0) throw new Error(ConfigErrors.unknownToolLimits(unknown, known));
+  if (unknown.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.unknownToolLimits(unknown, known));
 }
 
 /** What the MCP client takes from the executor's options. */
@@ -255,7 +256,7 @@ class ToolExecutor implements Executor, PendingCheckable {
   }
 
   async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
-    if (this.#closed) throw new Error(ConfigErrors.closed());
+    if (this.#closed) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ConfigErrors.closed());
     await this.source?.settled();
     return (await checkApprovals(this.#current().tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
   }

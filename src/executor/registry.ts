@@ -21,6 +21,7 @@ import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits 
 import { compileArgumentValidator, type ArgumentValidator } from '../tools/validation.ts';
 import { compileDetailsValidator, type DetailsValidator } from '../tools/output-validation.ts';
 import type { RegisteredTool } from '../tools/registered-tool.ts';
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 
 export type { RegisteredTool };
 
@@ -72,16 +73,16 @@ async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> 
     return loadModules(modulePath(entry.module, index), entry.options, entry.trustDomain);
   }
   if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return [{ inline: entry as Tool }];
-  throw new Error(ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
+  throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
 }
 
 /** One module, or each tool module of a folder, with the same factory options; each module is a trust domain of its own. */
 async function loadModules(path: string, options?: unknown, trustDomain?: string): Promise<LoadedEntry[]> {
   const found = await stat(path).catch(() => undefined);
   if (found?.isFile()) return [{ ...(await compileModule(path, options)), domain: domainKey(path, trustDomain) }];
-  if (!found?.isDirectory()) throw new Error(ConfigErrors.moduleNotFound(path));
+  if (!found?.isDirectory()) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleNotFound(path));
   const files = await toolModulesIn(path);
-  if (files.length === 0) throw new Error(ConfigErrors.noToolModulesIn(path));
+  if (files.length === 0) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.noToolModulesIn(path));
   return Promise.all(files.map(async (file) => ({ ...(await compileModule(file, options)), domain: domainKey(file, trustDomain), folder: path })));
 }
 
@@ -101,7 +102,7 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
   for (const tool of registered) {
     if (tool === undefined) continue;
     const existing = byName.get(tool.info.name);
-    if (existing) throw new Error(ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
+    if (existing) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
     byName.set(tool.info.name, tool);
   }
   return byName;
@@ -205,7 +206,7 @@ async function compileModule(path: string, options?: unknown): Promise<{ module:
     const module: ModuleTask = { module: compiled.file, source: path, ...(compiled.codeHash ? { codeHash: compiled.codeHash } : {}), ...(options !== undefined ? { options } : {}) };
     return { module, contentHash: compiled.contentHash };
   } catch (error) {
-    throw new Error(ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
   }
 }
 
@@ -220,10 +221,10 @@ function domainKey(path: string, trustDomain: string | undefined): string {
 
 function checkModuleEntry(entry: ModuleEntry, index: number): void {
   const unknown = Object.keys(entry).find((key) => !MODULE_ENTRY_KEYS.includes(key));
-  if (unknown !== undefined) throw new TypeError(ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS));
+  if (unknown !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS));
   const { trustDomain } = entry;
   if (trustDomain !== undefined && (typeof trustDomain !== 'string' || trustDomain.length === 0 || trustDomain.length > 200)) {
-    throw new TypeError(ConfigErrors.badTrustDomain(index, trustDomain));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badTrustDomain(index, trustDomain));
   }
 }
 
@@ -234,7 +235,7 @@ function isModuleEntry(entry: unknown): entry is ModuleEntry {
 function modulePath(entry: string | URL, index: number): string {
   if (entry instanceof URL || entry.startsWith('file:')) {
     const url = new URL(entry);
-    if (url.protocol !== 'file:') throw new Error(ConfigErrors.badToolEntry(index, `a ${url.protocol} URL`));
+    if (url.protocol !== 'file:') throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badToolEntry(index, `a ${url.protocol} URL`));
     return fileURLToPath(url);
   }
   return resolve(entry);

@@ -1,3 +1,4 @@
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 import { LedgerErrors } from '../core/errors.ts';
 import { readRecord, type Ledger, type LedgerRecord } from '../core/ledger.ts';
 
@@ -26,10 +27,10 @@ export interface SqliteLedgerOptions {
  * before the call runs. Throws at once on a Node without `node:sqlite`.
  */
 export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): Ledger {
-  if (typeof path !== 'string' || path === '') throw new TypeError('sqliteLedger(path): path must be a file path (a non-empty string)');
+  if (typeof path !== 'string' || path === '') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'sqliteLedger(path): path must be a file path (a non-empty string)');
   const sqlite = loadSqlite();
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw new TypeError(`sqliteLedger: busyTimeoutMs must be an integer >= 0, got ${String(options.busyTimeoutMs)}`);
+  if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `sqliteLedger: busyTimeoutMs must be an integer >= 0, got ${String(options.busyTimeoutMs)}`);
   const db = new sqlite.DatabaseSync(path);
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -48,7 +49,7 @@ export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): L
   const remove = db.prepare('DELETE FROM toolpool_calls WHERE run_id = ? AND call_id = ? AND end_record IS NULL');
   let closed = false;
   const open = () => {
-    if (closed) throw new Error('the ledger was closed');
+    if (closed) throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', 'the ledger was closed');
   };
   return {
     name: `sqliteLedger(${path})`,
@@ -57,7 +58,7 @@ export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): L
       if (Number(insert.run(key.runId, key.callId, JSON.stringify(record)).changes) === 1) return undefined;
       const row = select.get(key.runId, key.callId);
       const found = row ? rowRecord(row) : undefined;
-      if (!found) throw new Error(`its row for run ${JSON.stringify(key.runId)}, call ${JSON.stringify(key.callId)} is unreadable`);
+      if (!found) throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', `its row for run ${JSON.stringify(key.runId)}, call ${JSON.stringify(key.callId)} is unreadable`);
       return found;
     },
     async end(key, end) {
@@ -95,6 +96,6 @@ function loadSqlite(): SqliteModule {
   } catch {
     sqlite = undefined;
   }
-  if (typeof sqlite?.DatabaseSync !== 'function') throw new Error(LedgerErrors.sqliteNeedsNode(process.versions.node));
+  if (typeof sqlite?.DatabaseSync !== 'function') throw new ToolpoolError('TOOLPOOL_ERR_UNSUPPORTED', LedgerErrors.sqliteNeedsNode(process.versions.node));
   return sqlite;
 }

@@ -24,6 +24,7 @@ import { SandboxTier } from './sandbox/sandbox-tier.ts';
 import { sandboxAccessProblem } from './sandbox/sandbox-user.ts';
 import type { ThreadBudget } from './worker/thread-budget.ts';
 import type { ToolTier } from '../core/tier.ts';
+import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 export interface TierOptions {
   minWorkers: number;
@@ -174,25 +175,25 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
  */
 function checkSandboxPermissions(permissions: Permissions): void {
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
   const fsWrite = (permissions.fsWrite ?? []).map((path) => resolve(path));
   const unlisted = (permissions.fsWriteShared ?? []).find((path) => !fsWrite.includes(resolve(path)));
-  if (unlisted !== undefined) throw new TypeError(SandboxErrors.sharedNotInFsWrite(unlisted));
+  if (unlisted !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.sharedNotInFsWrite(unlisted));
   // Each module's own space is made for its uid by the host; what stays shared must let the sandbox's users in.
   const isShared = (path: string) => (permissions.fsWriteShared ?? []).some((s) => resolve(s) === resolve(path)) || !isFolder(path);
   const shared = (permissions.fsWrite ?? []).filter(isShared);
   // An fsRead folder that is also a module's own fsWrite space shows that space, not the host's folder.
   const ownSpaces = new Set((permissions.fsWrite ?? []).filter((path) => !isShared(path)).map((path) => resolve(path)));
   const problem = sandboxAccessProblem((permissions.fsRead ?? []).filter((path) => !ownSpaces.has(resolve(path))), shared);
-  if (problem !== undefined) throw new TypeError(SandboxErrors.notAccessibleAsNobody(problem));
+  if (problem !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.notAccessibleAsNobody(problem));
 }
 
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
 function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
-  if (Array.isArray(permissions.net)) throw new TypeError(PermissionErrors.netListNeedsSandbox(tier));
-  if (permissions.net === false && !support.net) throw new TypeError(PermissionErrors.netFalseNotEnforceable(process.version));
+  if (Array.isArray(permissions.net)) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netListNeedsSandbox(tier));
+  if (permissions.net === false && !support.net) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netFalseNotEnforceable(process.version));
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new TypeError(PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
   checkGrantedLinks(permissions);
 }
 
@@ -203,7 +204,7 @@ const linksChecked = new WeakSet<Permissions>();
 function checkGrantedLinks(permissions: Permissions): void {
   if (linksChecked.has(permissions)) return;
   const found = linkLeavingRoots(permissions);
-  if (found) throw new TypeError(PermissionErrors.linkLeavesRoots(found.link, found.target, found.option));
+  if (found) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.linkLeavesRoots(found.link, found.target, found.option));
   linksChecked.add(permissions);
 }
 

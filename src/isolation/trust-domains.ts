@@ -7,6 +7,7 @@ import type { ModuleTask, PrepareLimits, ToolTier } from '../core/tier.ts';
 import type { RunJob, RunOutcome } from '../core/runner.ts';
 import type { DefinitionView } from '../core/tool-view.ts';
 import type { Isolation } from '../core/tool.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 export type DomainOptions = Omit<TierOptions, 'moduleFiles' | 'moduleSources' | 'budget' | 'domainKey'>;
 
@@ -140,7 +141,7 @@ export class Domain {
 
   /** The tier to run on now, started if this domain was idle (or never used). */
   #tier(isolation: Isolation): ToolTier {
-    if (this.#closed) throw new Error(ToolErrors.poolClosed());
+    if (this.#closed) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
     if (!this.#tiers) {
       this.#tiers = new Tiers(this.options);
       this.started();

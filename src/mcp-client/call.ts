@@ -6,6 +6,7 @@ import { StopTimer, stopError, type StopReason, type Stoppable } from '../core/s
 import type { PendingCall } from './connection.ts';
 import { callOutcome, progressPartial } from './result.ts';
 import type { Session } from './session.ts';
+import { stopCode } from '../core/error-codes.ts';
 
 /** What a call needs of its server besides the session it runs on. */
 export interface CallHooks {
@@ -113,7 +114,7 @@ export class McpCall implements Stoppable {
 
   #stopped(reason: StopReason, answered: boolean): RunOutcome {
     const what = reason === 'timeout' ? `Tool timed out after ${this.limits.timeoutMs} ms (limit timeoutMs)` : 'Tool call aborted';
-    return { ok: false, error: McpErrors.stopped(this.session.server, what, answered, this.limits.abortGraceMs, this.session.endpoint.killable) };
+    return { ok: false, error: McpErrors.stopped(this.session.server, what, answered, this.limits.abortGraceMs, this.session.endpoint.killable), code: stopCode(reason) };
   }
 
   /** The request failed without a stop of this call's: the server's refusal, or its end. */
@@ -121,14 +122,14 @@ export class McpCall implements Stoppable {
     const { session } = this;
     if (!session.closed) {
       if (error instanceof McpError) this.hooks.answered(); // a JSON-RPC error is an answer
-      return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)) };
+      return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'THREW' };
     }
-    if (session.endedBy === 'closing') return { ok: false, error: ToolErrors.poolClosed() };
-    if (session.endedBy === 'blocked') return { ok: false, error: McpErrors.killedForOther(session.server) };
+    if (session.endedBy === 'closing') return { ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' };
+    if (session.endedBy === 'blocked') return { ok: false, error: McpErrors.killedForOther(session.server), code: 'CRASHED' };
     const { brokenBy } = session.endpoint;
-    if (brokenBy !== undefined) return { ok: false, error: McpErrors.brokeProtocol(session.server, brokenBy, session.endpoint.killable) };
+    if (brokenBy !== undefined) return { ok: false, error: McpErrors.brokeProtocol(session.server, brokenBy, session.endpoint.killable), code: 'CRASHED' };
     const ended = await session.endpoint.ended();
-    if (ended === undefined) return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)) };
-    return { ok: false, error: McpErrors.exitedDuringCall(session.server, ended, session.endpoint.stderrTail()) };
+    if (ended === undefined) return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'CRASHED' };
+    return { ok: false, error: McpErrors.exitedDuringCall(session.server, ended, session.endpoint.stderrTail()), code: 'CRASHED' };
   }
 }

@@ -2,6 +2,7 @@ import { MCP_NAME_CHARS, McpErrors, errorMessage } from '../core/errors.ts';
 import { checkIsolation } from '../isolation/tiers.ts';
 import { parseNetAllowlist, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
 import type { McpApproval, McpHttpServer, McpServerConfig, McpStdioServer } from '../core/mcp-config.ts';
+import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 /** A server toolpool starts, its configuration checked, with its isolation filled in. */
 export interface StdioPlan {
@@ -37,10 +38,10 @@ export function checkServerConfigs(servers: Readonly<Record<string, McpServerCon
 }
 
 function checkServer(name: string, config: McpServerConfig): ServerPlan {
-  if (!SERVER_NAME.test(name)) throw new TypeError(McpErrors.badServerName(name));
+  if (!SERVER_NAME.test(name)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badServerName(name));
   const { command } = config as Partial<McpStdioServer>;
   const { url } = config as Partial<McpHttpServer>;
-  if ((command === undefined) === (url === undefined)) throw new TypeError(McpErrors.commandOrUrl(name, command !== undefined));
+  if ((command === undefined) === (url === undefined)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.commandOrUrl(name, command !== undefined));
   const shared = {
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.needsApproval !== undefined ? { needsApproval: config.needsApproval } : {}),
@@ -51,14 +52,14 @@ function checkServer(name: string, config: McpServerConfig): ServerPlan {
 
 function checkUrl(name: string, config: McpHttpServer): URL {
   const misplaced = STDIO_ONLY.filter((key) => Object.hasOwn(config, key));
-  if (misplaced.length > 0) throw new TypeError(McpErrors.keysNeedCommand(name, misplaced));
+  if (misplaced.length > 0) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.keysNeedCommand(name, misplaced));
   let url: URL;
   try {
     url = new URL(config.url);
   } catch {
-    throw new TypeError(McpErrors.badUrl(name, config.url));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badUrl(name, config.url));
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(McpErrors.badUrl(name, config.url));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badUrl(name, config.url));
   return url;
 }
 
@@ -66,7 +67,7 @@ function checkStdio(name: string, config: McpStdioServer): StdioPlan {
   const isolation = config.isolation ?? 'sandbox';
   const { permissions } = config;
   if (isolation === 'process') {
-    if (permissions !== undefined) throw new TypeError(McpErrors.permissionsNeedSandbox(name));
+    if (permissions !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.permissionsNeedSandbox(name));
     return { kind: 'stdio', name, config, isolation, netTargets: [] };
   }
   try {
@@ -75,6 +76,6 @@ function checkStdio(name: string, config: McpStdioServer): StdioPlan {
     if (permissions) checkIsolation('sandbox', { ...permissions, ...(permissions.fsWrite ? { fsWriteShared: permissions.fsWrite } : {}) });
     return { kind: 'stdio', name, config, isolation, netTargets: parseNetAllowlist(permissions?.net ?? []) };
   } catch (error) {
-    throw new TypeError(McpErrors.badPermissions(name, errorMessage(error)));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badPermissions(name, errorMessage(error)));
   }
 }

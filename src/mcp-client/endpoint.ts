@@ -10,6 +10,7 @@ import { processLaunch, type LaunchTarget } from './launch.ts';
 import { sandboxLaunch } from './sandbox-launch.ts';
 import { ServerProcess, describeEnd } from './server-process.ts';
 import { StdioTransport } from './stdio-transport.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /** How a session reaches its server: a process toolpool started, or a URL. */
 export interface Endpoint {
@@ -42,7 +43,7 @@ export interface StdioEndpointOptions {
 export async function startStdioEndpoint(plan: StdioPlan, options: StdioEndpointOptions): Promise<Endpoint> {
   const cwd = resolve(plan.config.cwd ?? process.cwd());
   const program = resolveCommand(plan.config.command, cwd);
-  if (program === undefined) throw new Error(McpErrors.commandNotFound(plan.name, plan.config.command, plan.config.command.includes('/')));
+  if (program === undefined) throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', McpErrors.commandNotFound(plan.name, plan.config.command, plan.config.command.includes('/')));
   const target: LaunchTarget = { program, args: plan.config.args ?? [], env: plan.config.env ?? {}, cwd };
   const launch =
     plan.isolation === 'sandbox'
@@ -82,7 +83,7 @@ async function sandboxBwrap(name: string): Promise<string> {
   try {
     return await checkSandboxSupport();
   } catch (error) {
-    throw new Error(McpErrors.sandboxUnavailable(name, errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', McpErrors.sandboxUnavailable(name, errorMessage(error)));
   }
 }
 

@@ -6,6 +6,7 @@ import type { ToolSource } from '../tools/tool-source.ts';
 import { checkServerConfigs } from './config.ts';
 import { ServerSupervisor, type SupervisorOptions } from './supervisor.ts';
 import type { McpServerConfig } from '../core/mcp-config.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 export type McpStartOptions = Omit<SupervisorOptions, 'onToolsChanged'>;
 
@@ -69,7 +70,7 @@ export class McpTools implements ToolSource {
     for (const supervisor of this.#supervisors) {
       for (const [name, tool] of supervisor.tools) {
         const first = seen.get(name);
-        if (first !== undefined) throw new Error(ConfigErrors.duplicateName(name, first, tool.source));
+        if (first !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, first, tool.source));
         seen.set(name, tool.source);
       }
     }

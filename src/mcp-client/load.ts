@@ -2,6 +2,7 @@ import { McpErrors, errorMessage } from '../core/errors.ts';
 import type { ToolSource } from '../tools/tool-source.ts';
 import type { McpStartOptions } from './index.ts';
 import type { McpServerConfig } from '../core/mcp-config.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /**
  * The MCP servers' tools, for createExecutor. The client is imported only
@@ -13,7 +14,7 @@ export async function loadMcpTools(servers: Readonly<Record<string, McpServerCon
   try {
     client = await import('./index.ts');
   } catch (error) {
-    throw new Error(McpErrors.sdkMissing(errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', McpErrors.sdkMissing(errorMessage(error)));
   }
   return client.startMcpServers(servers, options);
 }

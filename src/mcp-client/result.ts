@@ -14,11 +14,11 @@ type McpContent = CallToolResult['content'][number];
  */
 export function callOutcome(server: string, result: CallToolResult, maxResultBytes: number): RunOutcome {
   const bytes = JSON.stringify(result).length;
-  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes) };
+  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes), code: 'RESULT_TOO_LARGE' };
   const content = result.content.map(toContent);
   if (result.isError === true) {
     const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-    return { ok: false, error: text.trim() !== '' ? text : McpErrors.failedWithoutText(server) };
+    return { ok: false, error: text.trim() !== '' ? text : McpErrors.failedWithoutText(server), code: 'THREW' };
   }
   const toolResult: ToolResult = { content };
   if (isRecord(result.structuredContent)) toolResult.details = plainCopy(result.structuredContent);

@@ -11,6 +11,7 @@ import { McpConnection } from './connection.ts';
 import { httpEndpoint, startStdioEndpoint, type Endpoint } from './endpoint.ts';
 import { Session } from './session.ts';
 import { executorTool, type ToolMapping } from './tools.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 export interface SupervisorOptions {
   /** The executor's limits. */
@@ -174,6 +175,7 @@ export class ServerSupervisor {
       const session = (state.session = new Session(this.name, connection, endpoint));
       state.phase = 'tools/list';
       await this.#setTools(await connection.listTools(remaining()));
+      // Caught just below and turned into a start error with a code: a plain Error is enough here.
       if (state.closed) throw new Error('it closed the connection');
       if (state.changed) this.#onListChanged(session);
       endpoint.hold(this.#inFlight > 0);
@@ -181,7 +183,7 @@ export class ServerSupervisor {
     } catch (error) {
       const message = await this.#startError(error, endpoint, state.phase);
       endpoint.kill();
-      throw new Error(message);
+      throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', message);
     } finally {
       this.#opening = undefined;
     }
@@ -250,6 +252,7 @@ export class ServerSupervisor {
         const definition = JSON.stringify(tool);
         const registered = this.#made.get(definition) ?? (await executorTool(tool, this.#mapping));
         made.set(definition, registered);
+        // Caught just below: its text becomes part of the server's tool problem.
         if (mapped.has(registered.info.name)) throw new Error('the server lists two tools of this name');
         mapped.set(registered.info.name, registered);
       } catch (error) {

@@ -9,6 +9,7 @@ import type { JsonSchema } from '../core/tool-parameters.ts';
 import type { ApprovalPolicy, OutputSchema, ToolAnnotations, ToolLimits } from '../core/tool.ts';
 import { compileArgumentValidator } from '../tools/validation.ts';
 import type { McpApproval } from '../core/mcp-config.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /** What turns a server's tools into executor tools. */
 export interface ToolMapping {
@@ -35,7 +36,7 @@ const ANNOTATION_KEYS = ['title', 'readOnlyHint', 'destructiveHint', 'idempotent
 export async function executorTool(tool: McpTool, mapping: ToolMapping): Promise<RegisteredTool> {
   const name = `${mapping.server}_${tool.name}`;
   const where = `${JSON.stringify(tool.name)} of MCP server "${mapping.server}"`;
-  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) throw new Error(McpErrors.toolNameInvalid(name));
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', McpErrors.toolNameInvalid(name));
   const info = checkToolInfo(toolInfo(name, tool, policy(mapping.needsApproval)), where);
   const approve = mapping.needsApproval;
   return {

@@ -8,6 +8,7 @@ import type { AssistantMessage, StopReason, ToolCallContent } from '../core/mess
 import type { Model, ModelRequest, ModelStreamEvent } from '../core/model.ts';
 import type { TextContent } from '../core/tool.ts';
 import { parseToolArguments } from './shared.ts';
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 
 export interface ScriptedToolCall {
   name: string;
@@ -52,7 +53,7 @@ export interface ScriptedModel extends Model {
 const ARGUMENT_CHUNK = 8;
 
 export function scriptedModel(turns: readonly ScriptStep[], options: ScriptedModelOptions = {}): ScriptedModel {
-  if (!Array.isArray(turns)) throw new TypeError('scriptedModel(turns): turns must be an array of turns or functions');
+  if (!Array.isArray(turns)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'scriptedModel(turns): turns must be an array of turns or functions');
   const script = [...turns];
   const name = options.name ?? 'scripted';
   const requests: ModelRequest[] = [];
@@ -109,13 +110,13 @@ async function* playTurn(
 }
 
 function checkTurn(value: unknown, turn: number): ScriptedTurn {
-  if (typeof value !== 'object' || value === null) throw new Error(`expected { text?, toolCalls? }, got ${value === null ? 'null' : typeof value}`);
+  if (typeof value !== 'object' || value === null) throw new ToolpoolError('TOOLPOOL_ERR_MODEL', `expected { text?, toolCalls? }, got ${value === null ? 'null' : typeof value}`);
   const { text, toolCalls } = value as ScriptedTurn;
-  if (text !== undefined && typeof text !== 'string') throw new Error('"text" must be a string');
+  if (text !== undefined && typeof text !== 'string') throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"text" must be a string');
   if (toolCalls !== undefined) {
-    if (!Array.isArray(toolCalls)) throw new Error('"toolCalls" must be an array of { name, arguments, id? }');
+    if (!Array.isArray(toolCalls)) throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"toolCalls" must be an array of { name, arguments, id? }');
     toolCalls.forEach((call, index) => {
-      if (typeof call?.name !== 'string') throw new Error(`toolCalls[${index}] needs a string "name" (turn ${turn})`);
+      if (typeof call?.name !== 'string') throw new ToolpoolError('TOOLPOOL_ERR_MODEL', `toolCalls[${index}] needs a string "name" (turn ${turn})`);
     });
   }
   return value as ScriptedTurn;

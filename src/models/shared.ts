@@ -7,6 +7,7 @@ import type { AssistantMessage, StopReason, ToolCallContent, Usage } from '../co
 import type { ModelRequest, ModelStreamEvent } from '../core/model.ts';
 import type { AudioContent, Content, ImageContent, TextContent } from '../core/tool.ts';
 import { partAsText } from '../core/tool-result.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /** Used as the API key for local servers, which ignore it but whose SDK clients insist on one. */
 export const PLACEHOLDER_API_KEY = 'not-needed';
@@ -52,7 +53,7 @@ export function resolveApiKey(options: {
   const key = options.apiKey || process.env[options.envVar];
   if (key) return key;
   if (options.baseURL) return PLACEHOLDER_API_KEY;
-  throw new Error(
+  throw new ToolpoolError('TOOLPOOL_ERR_MODEL', 
     `${options.envVar} is not set; pass apiKey or set the variable, or use a local server with baseURL`,
   );
 }

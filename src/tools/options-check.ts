@@ -3,6 +3,7 @@ import { ConfigErrors, preview } from '../core/errors.ts';
 import * as generated from './generated/option-validators.ts';
 import { nearestName } from '../core/nearest-name.ts';
 import type { ExecutorOptions } from '../core/options.ts';
+import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 /**
  * The checks of `createExecutor`'s options, of `defineTool` definitions and
@@ -17,9 +18,9 @@ const validateToolInfo = generated.validateToolInfo as ValidateFunction;
 
 /** Throws a TypeError naming every wrong or unknown option of `createExecutor`. */
 export function checkExecutorOptions(options: unknown): void {
-  if (!validateExecutorOptions(options)) throw new TypeError(ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)));
+  if (!validateExecutorOptions(options)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)));
   const { tools, mcpServers } = options as ExecutorOptions;
-  if (tools === undefined && mcpServers === undefined) throw new TypeError(ConfigErrors.noTools(ConfigErrors.missingOption('option tools', generated.toolsExpected)));
+  if (tools === undefined && mcpServers === undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.noTools(ConfigErrors.missingOption('option tools', generated.toolsExpected)));
 }
 
 /** Checks a tool's fields; returns the problems (empty when it is valid). */

@@ -4,6 +4,7 @@ import { linearRegExp } from '../core/linear-regexp.ts';
 import type { OutputSchema, ToolResult } from '../core/tool.ts';
 import type { JsonSchema } from '../core/tool-parameters.ts';
 import { compileWithFormats, describeProblem, forAjv, schemaAjv } from './validation.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /**
  * Checking what a tool returned against its `outputSchema`. Unlike the
@@ -34,7 +35,7 @@ export function compileDetailsValidator(toolName: string, where: string, schema:
     }
     validate = compileWithFormats(ajv, given.schema);
   } catch (error) {
-    throw new Error(ConfigErrors.invalidOutputSchema(where, errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidOutputSchema(where, errorMessage(error)));
   }
   return (result) => {
     if (validate(result.details)) return undefined;

@@ -3,6 +3,7 @@ import { ToolErrors } from '../core/errors.ts';
 import { fieldPath } from '../core/field-path.ts';
 import { ownValidation } from '../core/tool-parameters.ts';
 import type { Tool, ToolContext, ToolResult } from '../core/tool.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /** Issues described one by one; past these the error text says how many more. */
 const MAX_ISSUES = 20;
@@ -29,7 +30,7 @@ export function executeTool(tool: Tool, args: unknown, ctx: ToolContext): ToolRe
 function executeChecked(tool: Tool, args: unknown, result: StandardSchemaV1.Result<unknown>, ctx: ToolContext) {
   if (result.issues) {
     const problems = result.issues.slice(0, MAX_ISSUES).map(describeIssue);
-    throw new Error(ToolErrors.validationFailed(tool.name, problems, args, result.issues.length));
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', ToolErrors.validationFailed(tool.name, problems, args, result.issues.length));
   }
   return tool.execute(result.value as never, ctx);
 }

@@ -3,6 +3,7 @@ import { toolDefinitionProblems, toolInfoProblems } from './options-check.ts';
 import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from '../core/tool.ts';
 import type { JsonSchema } from '../core/tool-parameters.ts';
 import { definitionView, FUNCTION_FIELD, type DefinitionView } from '../core/tool-view.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 /**
  * Everything the host needs to know about a tool, as plain data that can
@@ -52,10 +53,10 @@ export function describeTool(value: unknown, where: string): ToolInfo {
  */
 export function describeView(view: DefinitionView, where: string): ToolInfo {
   if (typeof view !== 'object' || view === null || typeof view.definition !== 'object' || view.definition === null) {
-    throw new Error(ConfigErrors.invalidToolField(where, 'its definition is not an object'));
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, 'its definition is not an object'));
   }
   const problems = [...toolDefinitionProblems(view.definition), ...(typeof view.problem === 'string' ? [view.problem] : [])];
-  if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
+  if (problems.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
   // Checked against the options schema above; the function fields are FUNCTION_FIELD markers here.
   const tool = view.definition as Omit<ToolDefinition, 'prepareArguments' | 'execute'> & { prepareArguments?: unknown; execute?: unknown };
   return {
@@ -92,12 +93,12 @@ const MAX_SCHEMA_DEPTH = 64;
  */
 export function checkToolInfo(value: unknown, where: string): ToolInfo {
   const problems = toolInfoProblems(value);
-  if (problems.length > 0) throw new Error(ConfigErrors.invalidToolField(where, problems.join('; ')));
+  if (problems.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
   const info = value as ToolInfo;
   const schemaProblem = schemaSizeProblem(info.parameters);
-  if (schemaProblem) throw new Error(ConfigErrors.invalidSchema(where, schemaProblem));
+  if (schemaProblem) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, schemaProblem));
   const outputProblem = info.outputSchema !== undefined ? schemaSizeProblem(info.outputSchema) : undefined;
-  if (outputProblem) throw new Error(ConfigErrors.invalidOutputSchema(where, outputProblem));
+  if (outputProblem) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidOutputSchema(where, outputProblem));
   return info;
 }
 

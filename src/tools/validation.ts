@@ -6,6 +6,7 @@ import { ConfigErrors, ToolErrors, errorMessage, preview } from '../core/errors.
 import { fieldPath } from '../core/field-path.ts';
 import { linearRegExp, linearRegExpOrDeferred } from '../core/linear-regexp.ts';
 import type { JsonSchema } from '../core/tool-parameters.ts';
+import { ToolpoolError } from '../core/error-codes.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -144,7 +145,7 @@ export function compileArgumentValidator(toolName: string, where: string, schema
     const given = forAjv(schema);
     validate = compileWithFormats(ajvFor(trust, given.dialect), given.schema);
   } catch (error) {
-    throw new Error(ConfigErrors.invalidSchema(where, errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, errorMessage(error)));
   }
   const coerce = trust.coerce !== false;
   return (args, received) => {

@@ -8,6 +8,7 @@ import { checkQueueName } from './queue-name.ts';
 import { channels, type CallData } from './protocol.ts';
 import { RemoteJob, type JobContext } from './remote-job.ts';
 import { settleWithin } from './settle-within.ts';
+import { ToolpoolTypeError } from '../../core/error-codes.ts';
 
 export interface RemoteRunnerOptions {
   /** Where Redis is: a `redis://` / `rediss://` URL, or `{ host, port, username?, password?, db?, tls? }`. */
@@ -249,7 +250,7 @@ class QueueRunner implements RemoteRunner {
 function checkMs(option: string, value: unknown, byDefault: number): number {
   if (value === undefined) return byDefault;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 100) {
-    throw new TypeError(RemoteErrors.badOption('remoteRunner', option, 'must be a number of milliseconds >= 100'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badOption('remoteRunner', option, 'must be a number of milliseconds >= 100'));
   }
   return value;
 }

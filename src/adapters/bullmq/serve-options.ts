@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { RemoteErrors } from '../../core/errors.ts';
 import { redisTarget, type Connection, type RedisTarget } from './connection.ts';
 import { checkQueueName } from './queue-name.ts';
+import { ToolpoolTypeError } from '../../core/error-codes.ts';
 
 export interface ServeQueueOptions {
   /** Where Redis is: a `redis://` / `rediss://` URL, or `{ host, port, username?, password?, db?, tls? }`. */
@@ -34,7 +35,7 @@ export function checkServeOptions(options: ServeQueueOptions): CheckedServeOptio
 function checkConcurrency(value: unknown): number {
   if (value === undefined) return availableParallelism();
   if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1_000) {
-    throw new TypeError(RemoteErrors.badOption('serveQueue', 'concurrency', 'must be an integer from 1 to 1000'));
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badOption('serveQueue', 'concurrency', 'must be an integer from 1 to 1000'));
   }
   return value as number;
 }

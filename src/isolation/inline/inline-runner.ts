@@ -1,4 +1,5 @@
 import { errorMessage, stopMessage, ToolErrors } from '../../core/errors.ts';
+import { stopCode } from '../../core/error-codes.ts';
 import { CallContext, type ContextOwner } from '../../core/call-context.ts';
 import type { ResolvedLimits } from '../../core/limits.ts';
 import { executeTool } from '../../tools/own-validation.ts';
@@ -72,11 +73,11 @@ class InlineCall implements Stoppable, ContextOwner {
         outcome = stopOutcome(stopTimer, this.limits);
       } else {
         const problem = problemWithResult(value);
-        outcome = problem ? { ok: false, error: ToolErrors.invalidResult(problem) } : { ok: true, result: value as ToolResult };
+        outcome = problem ? { ok: false, error: ToolErrors.invalidResult(problem), code: 'INVALID_RESULT' } : { ok: true, result: value as ToolResult };
       }
     } catch (error) {
       this.#settled = true;
-      outcome = stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error) };
+      outcome = stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error), code: 'THREW' };
     } finally {
       stopTimer.dispose();
     }
@@ -109,5 +110,5 @@ class InlineCall implements Stoppable, ContextOwner {
 
 function stopOutcome(timer: StopTimer, limits: ResolvedLimits): RunOutcome {
   const { reason, how } = timer.stopped!;
-  return { ok: false, error: stopMessage(reason, how, limits.timeoutMs) };
+  return { ok: false, error: stopMessage(reason, how, limits.timeoutMs), code: stopCode(reason) };
 }

@@ -5,6 +5,7 @@
  * bounds the texts that end up in results.
  */
 import { ToolErrors, truncate } from '../../core/errors.ts';
+import { reportedCode, type ToolErrorCode } from '../../core/error-codes.ts';
 import { usageProblem } from '../worker/channel-messages.ts';
 import { checkPayload } from '../worker/payload.ts';
 import type { RunOutcome, RunUsage } from '../../core/runner.ts';
@@ -51,7 +52,7 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
 function checkOutcome(outcome: unknown): RunOutcome | string {
   if (!isObject(outcome)) return 'an outcome that is not an object';
   let checked: RunOutcome;
-  if (outcome.ok === false && typeof outcome.error === 'string') checked = { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS) };
+  if (outcome.ok === false && typeof outcome.error === 'string') checked = { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS), code: reportedCode(outcome.code) };
   else if (outcome.ok === true) checked = { ok: true, result: outcome.result as never };
   else return 'an outcome that is neither a result nor an error';
   if (outcome.usage === undefined) return checked;
@@ -83,15 +84,15 @@ export function checkUsage(value: unknown): RunUsage | string {
 export function checkReceivedOutcome(outcome: RunOutcome, maxResultBytes: number): RunOutcome {
   if (!outcome.ok) return outcome;
   const problem = problemWithResult(outcome.result);
-  if (problem) return failedRun(outcome, ToolErrors.invalidResult(problem));
+  if (problem) return failedRun(outcome, ToolErrors.invalidResult(problem), 'INVALID_RESULT');
   const tooLarge = checkPayload(outcome.result, 'result', maxResultBytes);
-  if (tooLarge) return failedRun(outcome, tooLarge);
+  if (tooLarge) return failedRun(outcome, tooLarge, 'RESULT_TOO_LARGE');
   return outcome;
 }
 
 /** An error outcome for a call that ran: it keeps what the call used. */
-export function failedRun(ran: RunOutcome, error: string): RunOutcome {
-  return ran.usage ? { ok: false, error, usage: ran.usage } : { ok: false, error };
+export function failedRun(ran: RunOutcome, error: string, code: ToolErrorCode): RunOutcome {
+  return ran.usage ? { ok: false, error, code, usage: ran.usage } : { ok: false, error, code };
 }
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;

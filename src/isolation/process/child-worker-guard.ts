@@ -19,6 +19,7 @@ if (permission) {
   const workerFlags = process.execArgv.filter((flag) => flag !== '--allow-worker' && !flag.startsWith('--import'));
   // A function, not a subclass: `Object.getPrototypeOf` of a subclass would hand out the original.
   const GuardedWorker = function Worker(this: unknown, filename: string | URL, options: WorkerOptions = {}) {
+    // Plain: the same TypeError Node's own Worker throws, so the guard is indistinguishable from it.
     if (!new.target) throw new TypeError("Class constructor Worker cannot be invoked without 'new'");
     return Reflect.construct(Original, [filename, { ...options, execArgv: workerFlags }], new.target);
   } as unknown as typeof Original;

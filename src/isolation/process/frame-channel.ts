@@ -1,4 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
+import { ToolpoolError } from '../../core/error-codes.ts';
 
 /**
  * toolpool's own framing for the channel between the host and a process
@@ -18,7 +19,7 @@ const MAX_FRAME_BYTES = 0xffff_ffff;
 /** One message as the bytes to write: header, then body. */
 export function encodeFrame(message: unknown): Buffer[] {
   const body = serialize(message);
-  if (body.length > MAX_FRAME_BYTES) throw new RangeError(`a message of ${body.length} bytes cannot be framed`);
+  if (body.length > MAX_FRAME_BYTES) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', `a message of ${body.length} bytes cannot be framed`);
   const header = Buffer.allocUnsafe(HEADER_BYTES);
   header.writeUInt32BE(body.length, 0);
   return [header, body];

@@ -7,6 +7,7 @@
 import type { ResolvedLimits } from '../../core/limits.ts';
 import type { ModuleTask } from '../worker/protocol.ts';
 import type { RunOutcome } from '../../core/runner.ts';
+import type { ToolErrorCode } from '../../core/error-codes.ts';
 import type { DefinitionView } from '../../core/tool-view.ts';
 import type { PrepareLimits } from '../../core/tier.ts';
 import type { ToolResult } from '../../core/tool.ts';
@@ -48,7 +49,8 @@ export type ChildToHost =
   | { type: 'described'; id: number; ok: true; view: DefinitionView }
   | { type: 'prepared'; id: number; ok: true; args: Record<string, unknown> }
   | { type: 'approvalAnswered'; id: number; ok: true; answer: unknown }
-  | { type: 'failed'; id: number; error: string }
+  // `code` is set only by the host for a failure of its own (the child's `failed` is parsed without it).
+  | { type: 'failed'; id: number; error: string; code?: ToolErrorCode }
   | { type: 'update'; id: number; partial: ToolResult }
   | { type: 'executed'; id: number; outcome: RunOutcome }
   /** The call ignored its signal and its thread could not be terminated (a native call): the host SIGKILLs the child. `error` is the call's text. */

@@ -22,6 +22,7 @@ import { encodeFrame, FrameReader } from './frame-channel.ts';
 import { inheritableFds } from './inherited-fds.ts';
 import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
+import { ToolpoolError, type ToolErrorCode } from '../../core/error-codes.ts';
 
 export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
   hostFunctions: HostFunctions;
@@ -123,7 +124,7 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
     if (reply.type === 'described') return reply.view;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
@@ -131,7 +132,7 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
     if (reply.type === 'prepared') return reply.args;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
@@ -139,18 +140,18 @@ export class ToolProcess {
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
     const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits }, { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs });
     if (reply.type === 'approvalAnswered') return reply.answer;
-    throw new Error(reply.type === 'failed' ? reply.error : 'unexpected reply');
+    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
   async execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
-    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart() };
+    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' };
     const handedAt = performance.now();
     let leave: () => void;
     try {
       // A worker of the child is a thread like any other: the call waits for the executor's thread budget.
       leave = await this.#slots.enter(toolKeyOf(ref), ref.concurrency ?? 1, job.signal);
     } catch {
-      return { ok: false, error: ToolErrors.abortedBeforeStart() };
+      return { ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' };
     }
     try {
       return await this.#execute(job, ref, handedAt);
@@ -174,8 +175,8 @@ export class ToolProcess {
       const onSent = () => (sentAt = performance.now());
       const expect = { accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
       const reply = await this.#request({ type: 'execute', id, ref, callId, ...(job.runId !== undefined ? { runId: job.runId } : {}), args, limits, measureUsage: job.measureUsage !== false }, expect);
-      if (reply.type === 'failed') return { ok: false, error: reply.error };
-      if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply') };
+      if (reply.type === 'failed') return { ok: false, error: reply.error, code: reply.code ?? 'CRASHED' };
+      if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply'), code: 'CRASHED' };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.
       const outcome = withQueuedBefore(boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb), sentAt - handedAt);
       return this.#withRelativePathHint(withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb));
@@ -195,7 +196,7 @@ export class ToolProcess {
     if (outcome.ok || this.options.cwd === undefined || this.options.launcher !== undefined) return outcome;
     const found = RELATIVE_PATH_ERROR.exec(outcome.error);
     const relative = found?.[1] ?? found?.[2];
-    return relative === undefined ? outcome : failedRun(outcome, outcome.error + ToolErrors.relativePathInEmptyFolder(relative, process.cwd()));
+    return relative === undefined ? outcome : failedRun(outcome, outcome.error + ToolErrors.relativePathInEmptyFolder(relative, process.cwd()), outcome.code ?? 'THREW');
   }
 
   async close(): Promise<void> {
@@ -254,7 +255,7 @@ export class ToolProcess {
    * a fresh child.
    */
   #kill(error: string, culprit?: number, others = ToolErrors.processKilledForOther(`another request made it stop: ${error}`)): void {
-    if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error });
+    if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error, code: 'CRASHED' });
     const child = this.#child;
     if (!child) return;
     this.#retire(child, culprit === undefined ? error : others);
@@ -262,12 +263,12 @@ export class ToolProcess {
   }
 
   /** Forgets the current child at once (the next request starts a new one) and fails what was running in it. */
-  #retire(child: Child, error: string): void {
+  #retire(child: Child, error: string, code: ToolErrorCode = 'CRASHED'): void {
     if (this.#child !== child) return; // an older child; its requests were already failed
     this.#starting = undefined;
     this.#child = undefined;
     closeChannel(child);
-    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error });
+    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error, code });
   }
 
   #send(message: HostToChild): void {
@@ -464,12 +465,13 @@ export class ToolProcess {
   #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     killGroup(child.process); // what the child left running in its session
     const died = exitSignal(child, code, signal);
+    const outOfMemory = OUT_OF_MEMORY.test(this.#stderrTail);
     const error = this.#closing
       ? ToolErrors.poolClosed()
-      : OUT_OF_MEMORY.test(this.#stderrTail)
+      : outOfMemory
         ? ToolErrors.memoryLimit(this.maxMemoryMb)
         : ToolErrors.processDied(died.signal, died.code);
-    this.#retire(child, error);
+    this.#retire(child, error, this.#closing ? 'CLOSED' : outOfMemory ? 'MEMORY_LIMIT' : 'CRASHED');
   }
 
   /** The channel keeps the host alive only while calls are in flight. */
@@ -525,7 +527,7 @@ function boundedUsage(outcome: RunOutcome, wallMs: number, maxMemoryMb: number):
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
   if (!outcome.ok && (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))) {
-    return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb));
+    return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb), 'MEMORY_LIMIT');
   }
   return outcome;
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { SandboxErrors } from '../../core/errors.ts';
 import { findBwrap } from '../common/find-bwrap.ts';
 import { nodeRuntimeFiles } from './node-libraries.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 
 export { findBwrap };
 
@@ -43,7 +44,7 @@ async function probeBwrap(bwrap: string): Promise<string> {
     '--version',
   ];
   const { code, output } = await run(bwrap, args);
-  if (code !== 0) throw new Error(SandboxErrors.bwrapRefused(bwrap, reasonText(output, code)));
+  if (code !== 0) throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.bwrapRefused(bwrap, reasonText(output, code)));
   return bwrap;
 }
 

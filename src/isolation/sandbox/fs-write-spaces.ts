@@ -1,3 +1,4 @@
+import { ToolpoolTypeError } from '../../core/error-codes.ts';
 import { chownSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -73,7 +74,7 @@ function ensureFolder(path: string, mode: number): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  if (!lstatSync(path).isDirectory()) throw new Error(`toolpool sandbox: ${path} is not a folder (a link or a file took its place); remove it`);
+  if (!lstatSync(path).isDirectory()) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `toolpool sandbox: ${path} is not a folder (a link or a file took its place); remove it`);
 }
 
 function isFolder(path: string): boolean {

@@ -16,7 +16,7 @@ import { problemWithResult } from '../../core/tool-result.ts';
  * nesting deeper than MAX_DEPTH. Size: string characters, binary bytes and
  * 8 bytes for every other value.
  */
-export type Copied = { ok: true; value: unknown; bytes: number } | { ok: false; error: string };
+export type Copied = { ok: true; value: unknown; bytes: number } | { ok: false; error: string; code: 'RESULT_TOO_LARGE' | 'INVALID_RESULT' };
 
 export const MAX_DEPTH = 1_000;
 
@@ -70,12 +70,12 @@ class PayloadWalk {
     try {
       copied = this.visit(value, what, 0);
     } catch (error) {
-      if (error instanceof TooLarge) return { ok: false, error: ToolErrors.resultTooLarge(what, this.bytes, this.maxBytes) };
-      if (error instanceof Refused) return { ok: false, error: ToolErrors.notCloneable(what, error.message) };
-      return { ok: false, error: ToolErrors.notCloneable(what, `reading it threw: ${boundText(String((error as Error)?.message ?? error))}`) };
+      if (error instanceof TooLarge) return { ok: false, error: ToolErrors.resultTooLarge(what, this.bytes, this.maxBytes), code: 'RESULT_TOO_LARGE' };
+      if (error instanceof Refused) return { ok: false, error: ToolErrors.notCloneable(what, error.message), code: 'INVALID_RESULT' };
+      return { ok: false, error: ToolErrors.notCloneable(what, `reading it threw: ${boundText(String((error as Error)?.message ?? error))}`), code: 'INVALID_RESULT' };
     }
     const shape = problemWithResult(copied);
-    if (shape) return { ok: false, error: ToolErrors.invalidResult(shape) };
+    if (shape) return { ok: false, error: ToolErrors.invalidResult(shape), code: 'INVALID_RESULT' };
     return { ok: true, value: copied, bytes: this.bytes };
   }
 

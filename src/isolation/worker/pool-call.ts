@@ -1,4 +1,5 @@
 import { ToolErrors, boundText, errorMessage, stopMessage } from '../../core/errors.ts';
+import { reportedCode, stopCode, type ToolErrorCode } from '../../core/error-codes.ts';
 import type { ResolvedLimits } from '../../core/limits.ts';
 import type { RunJob, RunOutcome, RunUsage } from '../../core/runner.ts';
 import { StopTimer, type StopReason, type Stoppable } from '../../core/stop-timer.ts';
@@ -173,7 +174,7 @@ export class PoolCall implements Stoppable {
    */
   cancelIfQueued(): boolean {
     if (this.started) return false;
-    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart() });
+    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
     // Still waiting for a worker: the queue skips it (it has an outcome now).
     this.channel?.post({ t: 'abort', runId: this.runId, reason: 'aborted' });
     return true;
@@ -245,7 +246,7 @@ export class PoolCall implements Stoppable {
     }
     const stop = this.#stopOutcome();
     if (stop) return void this.#settle(stop, message.usage);
-    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!) }, message.usage);
+    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!), code: reportedCode(message.code) }, message.usage);
     return undefined;
   }
 
@@ -255,12 +256,12 @@ export class PoolCall implements Stoppable {
   }
 
   endUnstarted(): void {
-    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart() });
+    this.#settle({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
   }
 
   /** Ended by the host for a reason of its own (protocol violation, retirement, close). */
-  fail(error: string): void {
-    this.#settle(this.#stopOutcome() ?? { ok: false, error });
+  fail(error: string, code: ToolErrorCode = 'CRASHED'): void {
+    this.#settle(this.#stopOutcome() ?? { ok: false, error, code });
   }
 
   /**
@@ -271,11 +272,11 @@ export class PoolCall implements Stoppable {
   workerDied(error: unknown, exitCode: number, sharedWith: number): void {
     if (isOutOfMemory(error)) {
       const { maxMemoryMb } = this.limits;
-      return this.#settle({ ok: false, error: sharedWith > 0 ? ToolErrors.sharedWorkerOutOfMemory(maxMemoryMb, sharedWith) : ToolErrors.memoryLimit(maxMemoryMb) });
+      return this.#settle({ ok: false, error: sharedWith > 0 ? ToolErrors.sharedWorkerOutOfMemory(maxMemoryMb, sharedWith) : ToolErrors.memoryLimit(maxMemoryMb), code: 'MEMORY_LIMIT' });
     }
     const stop = this.#stopOutcome();
     if (stop) return this.#settle(stop);
-    this.#settle({ ok: false, error: error === undefined ? ToolErrors.workerExited(exitCode) : ToolErrors.workerCrashed(errorMessage(error)) });
+    this.#settle({ ok: false, error: error === undefined ? ToolErrors.workerExited(exitCode) : ToolErrors.workerCrashed(errorMessage(error)), code: 'CRASHED' });
   }
 
   /** The reason this call's stop killed its worker, for the calls that shared it. */
@@ -294,7 +295,7 @@ export class PoolCall implements Stoppable {
     if (!stop) return undefined;
     // A kill that could not end the thread is not reported as one.
     const how = stop.how === 'killed' && this.channel?.abandoned ? 'unstoppable' : stop.how;
-    return { ok: false, error: stopMessage(stop.reason, how, this.limits.timeoutMs) };
+    return { ok: false, error: stopMessage(stop.reason, how, this.limits.timeoutMs), code: stopCode(stop.reason) };
   }
 
   /** Its worker was killed for this call's stop and did not end: it is inside a native call. */

@@ -117,6 +117,8 @@ export interface ResultMessage {
   ok: boolean;
   result?: ToolResult;
   error?: string;
+  /** The worker's word on why it failed; the host keeps only a code about the call itself (reportedCode). */
+  code?: string;
   /** Why this worker must not run another call (leftovers, patched builtins); absent when it is clean. */
   retire?: string;
   /** What the worker measured of the call (the host times it itself); absent when the call failed before it ran. */

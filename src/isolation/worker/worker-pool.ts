@@ -20,6 +20,7 @@ import { ThreadBudget } from './thread-budget.ts';
 import { WorkerWatch } from './worker-watch.ts';
 import { guardNodeWorkerMessages, guardPiscinaReplies, onWorkerViolation } from './reply-guards.ts';
 import { SEND_AHEAD, WorkerChannel, type ChannelOwner } from './worker-channel.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 
 export interface WorkerPoolOptions {
   maxMemoryMb: number;
@@ -141,11 +142,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     } catch (error) {
       // piscina's own words for a worker that ended while the module loaded name neither the module nor the cause.
       const code = /worker exited with code: (-?\d+)/.exec(errorMessage(error))?.[1];
-      if (code !== undefined) throw new Error(ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
+      if (code !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
       throw error;
     }
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed describe reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed describe reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     this.#remember(ref);
     return reply.view;
   }
@@ -156,8 +157,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
     const message = () => (signal?.aborted ? ToolErrors.abortedBeforeStart() : ToolErrors.prepareTimedOut(timeoutMs));
     const reply = (await this.#runBounded(task, timeoutMs, message, signal)) as PrepareReply;
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed prepare reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed prepare reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.args;
   }
 
@@ -166,14 +167,14 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // The same deadline as prepareArguments: it runs module code too.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
     const reply = (await this.#runBounded(task, timeoutMs, () => ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
-    if (!checkReply(reply)) throw new Error(ToolErrors.protocolViolation('a malformed needsApproval reply'));
-    if (!reply.ok) throw new Error(reply.error);
+    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed needsApproval reply'));
+    if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.answer;
   }
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
-    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart() });
-    if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed() });
+    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
+    if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' });
     this.#remember(ref);
     const call = new PoolCall(randomRunId(), job, ref, this);
     this.#waiting.push(call);
@@ -194,8 +195,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     }
     this.#stopWatchingBirths?.();
     this.#watch.stop();
-    for (const call of this.#waiting) call.fail(ToolErrors.poolClosed());
-    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed());
+    for (const call of this.#waiting) call.fail(ToolErrors.poolClosed(), 'CLOSED');
+    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed(), 'CLOSED');
     const threads = this.#piscina.threads;
     for (const [leaseId, channel] of this.#leased) channel.post({ t: 'release', leaseId });
     let bound: NodeJS.Timeout | undefined;
@@ -379,7 +380,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     call.unsent();
     if (call.outcome) return;
     if (call.stopping) return call.endUnstarted();
-    if (this.#closing) return call.fail(ToolErrors.poolClosed());
+    if (this.#closing) return call.fail(ToolErrors.poolClosed(), 'CLOSED');
     if (call.attempts >= MAX_ATTEMPTS) return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
     this.#waiting.pushFront(call);
     this.#dispatch();
@@ -514,10 +515,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
       if (this.#tasksWaiting) this.releaseIdle(Date.now());
       return await reply;
     } catch (error) {
-      if (this.#closed.signal.aborted) throw new Error(ToolErrors.poolClosed());
+      if (this.#closed.signal.aborted) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
       // The caller's signal may carry any reason; piscina rejects with an AbortError, the deadline with a TimeoutError.
       const name = (error as Error | undefined)?.name;
-      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new Error(message());
+      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new ToolpoolError('TOOLPOOL_ERR_ABORTED', message());
       throw error;
     } finally {
       if (token) this.#budget.give();

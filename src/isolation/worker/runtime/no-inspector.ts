@@ -13,6 +13,7 @@ import * as inspectorPromises from 'node:inspector/promises';
  * tier is no wall (docs/isolation.md); these guards keep a buggy tool from
  * crashing the host, they are not a boundary.
  */
+// Plain errors, seen by tool code inside its worker: the host never receives them as toolpool's own.
 const refuse = () => {
   throw new Error('toolpool: the inspector is not available to tools');
 };
@@ -25,6 +26,7 @@ const refuse = () => {
  * files). Under the permission model Node refuses `process.binding`; a
  * worker without permissions gets both replaced before any tool code runs.
  */
+// Plain, like refuse above: tool-facing, not an error toolpool throws to its user.
 const refuseBinding = () => {
   throw new Error("toolpool: Node's internal bindings are not available to tools");
 };

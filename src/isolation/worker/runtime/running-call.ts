@@ -95,7 +95,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   #fault(thrown: unknown): ResultMessage {
     const usage = this.#usage();
     this.#settle();
-    const message: ResultMessage = { t: 'result', runId: this.task.runId, ok: false, error: boundText(safeErrorMessage(thrown)) };
+    const message: ResultMessage = { t: 'result', runId: this.task.runId, ok: false, error: boundText(safeErrorMessage(thrown)), code: 'THREW' };
     if (usage) message.usage = usage;
     return message;
   }
@@ -105,7 +105,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     this.#settle();
     const { runId } = this.task;
     const copied = copyPayload(result, 'result', this.task.maxResultBytes);
-    const message: ResultMessage = copied.ok ? { t: 'result', runId, ok: true, result: copied.value as ToolResult } : { t: 'result', runId, ok: false, error: copied.error };
+    const message: ResultMessage = copied.ok ? { t: 'result', runId, ok: true, result: copied.value as ToolResult } : { t: 'result', runId, ok: false, error: copied.error, code: copied.code };
     if (usage) message.usage = usage;
     return message;
   }

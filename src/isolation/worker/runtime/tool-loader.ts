@@ -4,6 +4,7 @@ import { definitionView, type DefinitionView } from '../../../core/tool-view.ts'
 import type { ModuleTask } from '../protocol.ts';
 import type { Tool } from '../../../core/tool.ts';
 import { importVerified } from './verified-import.ts';
+import { ToolpoolError } from '../../../core/error-codes.ts';
 
 const loading = new Map<string, Promise<Tool>>();
 /** Tools already imported, for a synchronous lookup on the hot path. */
@@ -45,17 +46,17 @@ async function importTool(module: string, source: string, options: unknown, code
     // A compiled copy in the compile cache runs only with the content the host compiled; the user's own JavaScript is imported where it is.
     namespace = (await (typeof codeHash === 'string' ? importVerified(module, codeHash) : import(pathToFileURL(module).href))) as { default?: unknown };
   } catch (error) {
-    throw new Error(ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
+    throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
   }
   let tool = namespace.default;
   if (typeof tool === 'function') {
     try {
       tool = await (tool as (options: unknown) => unknown)(options);
     } catch (error) {
-      throw new Error(ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`));
+      throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`));
     }
   }
-  if (typeof tool !== 'object' || tool === null) throw new Error(ConfigErrors.noDefaultTool(source));
+  if (typeof tool !== 'object' || tool === null) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.noDefaultTool(source));
   return tool as Tool;
 }
 
