@@ -26,7 +26,9 @@ const write = argv.includes('--write') || (!quick && !only);
 
 const machine = machineInfo();
 const context: BenchContext = { quick, log: (line) => console.error(`[bench] ${line}`), shared: new Map() };
-context.log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; measuring ${describeBuild()}${quick ? '; QUICK sizes' : ''}`);
+context.log(
+  `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; measuring ${describeBuild()}${quick ? '; QUICK sizes' : ''}`,
+);
 const started = performance.now();
 const results: CaseResult[] = [];
 for (const benchCase of CASES.filter((c) => !only || only.includes(c.id))) {
@@ -39,7 +41,16 @@ const seconds = (performance.now() - started) / 1000;
 
 console.log(consoleReport(results, machine, seconds));
 if (write) {
-  writeJson(fileURLToPath(new URL('./results/latest.json', import.meta.url)), { machine, measured: describeBuild(), quick, seconds, results });
-  updateBenchmarksDoc(fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url)), markdownReport(results, machine, seconds, describeBuild()));
+  writeJson(fileURLToPath(new URL('./results/latest.json', import.meta.url)), {
+    machine,
+    measured: describeBuild(),
+    quick,
+    seconds,
+    results,
+  });
+  updateBenchmarksDoc(
+    fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url)),
+    markdownReport(results, machine, seconds, describeBuild()),
+  );
   context.log('wrote bench/results/latest.json and BENCHMARKS.md');
 }

@@ -6,10 +6,15 @@
 // so isToolpoolError(e) and e.code === 'TOOLPOOL_ERR_REQUIRE_ESM' hold for it too.
 'use strict';
 const error = new Error(
-  "toolpool is an ES module package and cannot be loaded with require(). " +
+  'toolpool is an ES module package and cannot be loaded with require(). ' +
     "Use import instead: `import { createExecutor, defineTool } from 'toolpool'` in an ES module " +
-    "(a .mjs file, or \"type\": \"module\" in your package.json), or `const toolpool = await import('toolpool')` from CommonJS.",
+    '(a .mjs file, or "type": "module" in your package.json), or `const toolpool = await import(\'toolpool\')` from CommonJS.',
 );
-Object.defineProperty(error, 'code', { value: 'TOOLPOOL_ERR_REQUIRE_ESM', enumerable: true, writable: false, configurable: true });
+Object.defineProperty(error, 'code', {
+  value: 'TOOLPOOL_ERR_REQUIRE_ESM',
+  enumerable: true,
+  writable: false,
+  configurable: true,
+});
 Object.defineProperty(error, Symbol.for('toolpool.error'), { value: true });
 throw error;

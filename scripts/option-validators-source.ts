@@ -1,6 +1,11 @@
 import { _, Ajv, type KeywordCxt } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { ExecutorOptionsSchema, ToolDefinitionSchema, ToolInfoSchema, executorProperties } from '../src/tools/options-schema.ts';
+import {
+  ExecutorOptionsSchema,
+  ToolDefinitionSchema,
+  ToolInfoSchema,
+  executorProperties,
+} from '../src/tools/options-schema.ts';
 import { FUNCTION_FIELD } from '../src/core/tool-view.ts';
 
 /**
@@ -10,10 +15,21 @@ import { FUNCTION_FIELD } from '../src/core/tool-view.ts';
  * schema, for `expected` and the list of known keys.
  */
 export async function generatedValidators(): Promise<string> {
-  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, verbose: true, code: { source: true, esm: true, lines: true } });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    strictNumbers: true,
+    verbose: true,
+    code: { source: true, esm: true, lines: true },
+  });
   // JSON Schema has no function type: `typeof` checks one, `functionField` also takes the marker a function
   // becomes when a definition crosses from a worker as plain data (see tool-view.ts).
-  ajv.addKeyword({ keyword: 'typeof', schemaType: 'string', code: (cxt: KeywordCxt) => cxt.fail(_`typeof ${cxt.data} !== ${cxt.schema}`), errors: false });
+  ajv.addKeyword({
+    keyword: 'typeof',
+    schemaType: 'string',
+    code: (cxt: KeywordCxt) => cxt.fail(_`typeof ${cxt.data} !== ${cxt.schema}`),
+    errors: false,
+  });
   ajv.addKeyword({
     keyword: 'functionField',
     schemaType: 'boolean',
@@ -24,7 +40,11 @@ export async function generatedValidators(): Promise<string> {
   ajv.addSchema(ExecutorOptionsSchema, 'executorOptions');
   ajv.addSchema(ToolDefinitionSchema, 'toolDefinition');
   ajv.addSchema(ToolInfoSchema, 'toolInfo');
-  const code = standaloneCode.default(ajv, { validateExecutorOptions: 'executorOptions', validateToolDefinition: 'toolDefinition', validateToolInfo: 'toolInfo' });
+  const code = standaloneCode.default(ajv, {
+    validateExecutorOptions: 'executorOptions',
+    validateToolDefinition: 'toolDefinition',
+    validateToolInfo: 'toolInfo',
+  });
   // Ajv's ESM output still require()s its runtime helpers (string length, deep equality).
   // What `tools` must be, for the error when neither it nor mcpServers is given: the schema's own words.
   const toolsExpected = `export const toolsExpected = ${JSON.stringify(executorProperties.tools.expected)};\n`;

@@ -41,20 +41,29 @@ const root = process.getuid?.() === 0 && process.env.TOOLPOOL_TEST_AS_USER !== '
 if (root && onPath('apt-get')) {
   console.error(`npm test: installing ${packages} (needed: ${what})`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const steps = [['update', '-qq'], ['install', '-y', '-qq', ...missing.map(({ pkg }) => pkg)]];
+  const steps = [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', ...missing.map(({ pkg }) => pkg)],
+  ];
   for (const args of steps) {
     const ran = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
     if (ran.status !== 0) {
-      console.error(`npm test: "apt-get ${args.join(' ')}" failed; install them yourself (apt-get install -y ${packages}) and run npm test again.`);
+      console.error(
+        `npm test: "apt-get ${args.join(' ')}" failed; install them yourself (apt-get install -y ${packages}) and run npm test again.`,
+      );
       process.exit(1);
     }
   }
   const still = missing.filter(({ command }) => !onPath(command));
   if (still.length === 0) process.exit(0);
-  console.error(`npm test: ${still.map(({ command }) => command).join(' and ')} still not found after installing ${packages}.`);
+  console.error(
+    `npm test: ${still.map(({ command }) => command).join(' and ')} still not found after installing ${packages}.`,
+  );
   process.exit(1);
 }
 
 const command = `${root ? '' : 'sudo '}apt-get install -y ${packages}`;
-console.error(`npm test needs ${what}, which ${missing.length === 1 ? 'is' : 'are'} not installed. Install with:\n\n  ${command}\n\n(or your system's packages of the same names), then run npm test again.`);
+console.error(
+  `npm test needs ${what}, which ${missing.length === 1 ? 'is' : 'are'} not installed. Install with:\n\n  ${command}\n\n(or your system's packages of the same names), then run npm test again.`,
+);
 process.exit(1);

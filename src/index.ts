@@ -71,4 +71,10 @@ export type {
   TurnStartEvent,
 } from './agent/agent.ts';
 export { scriptedModel } from './models/scripted.ts';
-export type { ScriptedModel, ScriptedModelOptions, ScriptedToolCall, ScriptedTurn, ScriptStep } from './models/scripted.ts';
+export type {
+  ScriptedModel,
+  ScriptedModelOptions,
+  ScriptedToolCall,
+  ScriptedTurn,
+  ScriptStep,
+} from './models/scripted.ts';

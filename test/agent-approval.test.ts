@@ -2,7 +2,14 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
-import { Agent, defineTool, scriptedModel, type AgentEvent, type Message, type ToolResultMessage } from '../src/index.ts';
+import {
+  Agent,
+  defineTool,
+  scriptedModel,
+  type AgentEvent,
+  type Message,
+  type ToolResultMessage,
+} from '../src/index.ts';
 import { textOf, type AssistantMessage } from '../src/core/messages.ts';
 import { fixture, useExecutors } from './support/executors.ts';
 
@@ -33,7 +40,11 @@ function paymentScript() {
         { id: 'big2', name: 'pay', arguments: { amount: 900, to: 'cy' } },
       ],
     },
-    (request) => ({ text: `Done: ${results(request.messages).map((r) => textOf(r)).join('; ')}` }),
+    (request) => ({
+      text: `Done: ${results(request.messages)
+        .map((r) => textOf(r))
+        .join('; ')}`,
+    }),
     { text: 'a third answer' },
   ]);
 }
@@ -60,14 +71,17 @@ function outline(events: AgentEvent[]): string[] {
 }
 
 const results = (messages: Message[]) => messages.filter((m): m is ToolResultMessage => m.role === 'toolResult');
-const lastEnd = (events: AgentEvent[]) => events.filter((e) => e.type === 'agent_end').at(-1) as Extract<AgentEvent, { type: 'agent_end' }>;
+const lastEnd = (events: AgentEvent[]) =>
+  events.filter((e) => e.type === 'agent_end').at(-1) as Extract<AgentEvent, { type: 'agent_end' }>;
 
 /** Every tool call has exactly one result right after its assistant message. */
 function expectValidTranscript(messages: readonly Message[]): void {
   messages.forEach((message, i) => {
     if (message.role !== 'assistant') return;
     const ids = message.content.flatMap((part) => (part.type === 'toolCall' ? [part.id] : []));
-    const following = messages.slice(i + 1, i + 1 + ids.length).map((m) => (m.role === 'toolResult' ? m.toolCallId : `(${m.role})`));
+    const following = messages
+      .slice(i + 1, i + 1 + ids.length)
+      .map((m) => (m.role === 'toolResult' ? m.toolCallId : `(${m.role})`));
     expect(following).toEqual(ids);
   });
 }
@@ -156,7 +170,9 @@ describe('Agent: approval', () => {
     expect(outline(events)).toEqual(['agent_start', 'agent_end:approval']);
     expect(lastEnd(events).pending).toEqual([{ toolCallId: 'big2', toolName: 'pay', args: { amount: 900, to: 'cy' } }]);
     // The earlier decision is kept: big1 may not be decided again, big2 still may.
-    await expect(agent.resume({ rejected: { big1: 'changed my mind' } })).rejects.toThrow(/"big1" is not waiting for approval/);
+    await expect(agent.resume({ rejected: { big1: 'changed my mind' } })).rejects.toThrow(
+      /"big1" is not waiting for approval/,
+    );
 
     await agent.resume({ approved: ['big2'] });
     expect(log).toEqual(['pay:500:ann', 'pay:5:bob', 'pay:900:cy']);
@@ -170,9 +186,13 @@ describe('Agent: approval', () => {
     await expect(agent.resume({ approved: ['x'] })).rejects.toThrow(/no tool call waits for approval/);
     await agent.prompt('pay them');
 
-    await expect(agent.resume({ approved: ['big1', 'nope'] })).rejects.toThrow(/"nope" is not waiting for approval. Waiting: big1, big2/);
+    await expect(agent.resume({ approved: ['big1', 'nope'] })).rejects.toThrow(
+      /"nope" is not waiting for approval. Waiting: big1, big2/,
+    );
     await expect(agent.resume({ approved: ['small'] })).rejects.toThrow(/"small" is not waiting/);
-    await expect(agent.resume({ approved: ['big1'], rejected: { big1: 'no' } })).rejects.toThrow(/both approved and rejected/);
+    await expect(agent.resume({ approved: ['big1'], rejected: { big1: 'no' } })).rejects.toThrow(
+      /both approved and rejected/,
+    );
     await expect(agent.resume({ approved: 'big1' as never })).rejects.toThrow(/approved must be an array/);
     expect(log).toEqual([]);
     expect(agent.pendingApprovals.map((p) => p.toolCallId)).toEqual(['big1', 'big2']);
@@ -264,7 +284,9 @@ describe('Agent: snapshot', () => {
     expect(snapshot.messages).toEqual(agent.messages);
 
     const model = scriptedModel([
-      (request) => ({ text: `seen: ${request.messages.map((m) => (m.role === 'user' ? textOf(m) : m.role)).join(', ')}` }),
+      (request) => ({
+        text: `seen: ${request.messages.map((m) => (m.role === 'user' ? textOf(m) : m.role)).join(', ')}`,
+      }),
       (request) => ({ text: `then: ${textOf(request.messages.at(-1) as Message & { role: 'user' })}` }),
     ]);
     const again = new Agent({ model, executor, snapshot: JSON.parse(saved) });
@@ -319,7 +341,9 @@ describe('Agent: snapshot', () => {
 
     const child = await runChild(saved, JSON.stringify({ approved: ['p1'] }));
     expect(child.pid).not.toBe(process.pid);
-    const texts = (child.added as Message[]).map((m) => (m.role === 'assistant' || m.role === 'toolResult' ? textOf(m as never) : m.role));
+    const texts = (child.added as Message[]).map((m) =>
+      m.role === 'assistant' || m.role === 'toolResult' ? textOf(m as never) : m.role,
+    );
     expect(texts).toEqual(['paid 2000 to dana', 'paid 3 to eve', 'Results: paid 2000 to dana; paid 3 to eve']);
     expect(child.events.at(-1)).toBe('agent_end:stop');
     expect(child.events.filter((e) => e === 'tool_start')).toHaveLength(2);
@@ -332,13 +356,29 @@ describe('Agent: snapshot', () => {
     expect(() => new Agent({ model, executor, snapshot: { ...good, version: 1 as never } })).toThrow(
       /option snapshot has version 1, and this toolpool reads version 3 only/,
     );
-    expect(() => new Agent({ model, executor, snapshot: { ...good, runId: undefined as never } })).toThrow(/runId must be a non-empty string/);
-    expect(() => new Agent({ model, executor, snapshot: { ...good, format: 'other' as never } })).toThrow(/not an agent snapshot: its format is "other"/);
-    expect(() => new Agent({ model, executor, snapshot: { ...good, messages: 'x' as never } })).toThrow(/messages must be an array/);
-    expect(() =>
-      new Agent({ model, executor, snapshot: { ...good, approval: { pending: [{ toolCallId: 'ghost', toolName: 'pay', args: {} }], approved: [], rejected: {} } } }),
+    expect(() => new Agent({ model, executor, snapshot: { ...good, runId: undefined as never } })).toThrow(
+      /runId must be a non-empty string/,
+    );
+    expect(() => new Agent({ model, executor, snapshot: { ...good, format: 'other' as never } })).toThrow(
+      /not an agent snapshot: its format is "other"/,
+    );
+    expect(() => new Agent({ model, executor, snapshot: { ...good, messages: 'x' as never } })).toThrow(
+      /messages must be an array/,
+    );
+    expect(
+      () =>
+        new Agent({
+          model,
+          executor,
+          snapshot: {
+            ...good,
+            approval: { pending: [{ toolCallId: 'ghost', toolName: 'pay', args: {} }], approved: [], rejected: {} },
+          },
+        }),
     ).toThrow(/approval names calls that are not the tool calls of the last assistant message/);
-    expect(() => new Agent({ model, executor, snapshot: good, messages: [] })).toThrow(/snapshot cannot be given together with messages/);
+    expect(() => new Agent({ model, executor, snapshot: good, messages: [] })).toThrow(
+      /snapshot cannot be given together with messages/,
+    );
   });
 
   test('snapshot() while a run is active throws; a restored idle agent prompts as usual', async () => {
@@ -358,10 +398,15 @@ const childScript = fileURLToPath(new URL('./support/resume-in-child.ts', import
 
 function runChild(snapshot: string, decisions: string): Promise<{ added: unknown[]; events: string[]; pid: number }> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', childScript, decisions], { timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`child failed: ${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout));
-    });
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', childScript, decisions],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => {
+        if (error) return reject(new Error(`child failed: ${error.message}\n${stderr}`));
+        resolve(JSON.parse(stdout));
+      },
+    );
     child.stdin!.end(snapshot);
   });
 }

@@ -1,6 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
-import { Agent, defineTool, scriptedModel, type AgentEvent, type Message, type Model, type ToolResultMessage } from '../src/index.ts';
+import {
+  Agent,
+  defineTool,
+  scriptedModel,
+  type AgentEvent,
+  type Message,
+  type Model,
+  type ToolResultMessage,
+} from '../src/index.ts';
 import { textOf, type AssistantMessage } from '../src/core/messages.ts';
 import { exampleTool, fixture, useExecutors } from './support/executors.ts';
 
@@ -36,7 +44,8 @@ function outline(events: AgentEvent[]): string[] {
   for (const event of events) {
     let line: string = event.type;
     if (event.type === 'message_start' || event.type === 'message_end') line += `:${roleOf(event.message)}`;
-    if (event.type === 'tool_start' || event.type === 'tool_update' || event.type === 'tool_end') line += `:${event.toolCallId}`;
+    if (event.type === 'tool_start' || event.type === 'tool_update' || event.type === 'tool_end')
+      line += `:${event.toolCallId}`;
     if (event.type === 'turn_start' || event.type === 'turn_end') line += `:${event.turn}`;
     if (event.type === 'agent_end') line += `:${event.reason}`;
     if (line === 'message_update' && lines.at(-1) === 'message_update…') continue;
@@ -56,7 +65,10 @@ function expectValidTranscript(messages: readonly Message[]): void {
     if (message.role !== 'assistant') continue;
     const ids = message.content.flatMap((part) => (part.type === 'toolCall' ? [part.id] : []));
     const following = messages.slice(i + 1, i + 1 + ids.length);
-    expect(following.map((m) => (m.role === 'toolResult' ? m.toolCallId : `(${m.role})`)), `results of message ${i}`).toEqual(ids);
+    expect(
+      following.map((m) => (m.role === 'toolResult' ? m.toolCallId : `(${m.role})`)),
+      `results of message ${i}`,
+    ).toEqual(ids);
   }
   const resultIds = messages.flatMap((m) => (m.role === 'toolResult' ? [m.toolCallId] : []));
   expect(new Set(resultIds).size).toBe(resultIds.length);
@@ -70,7 +82,13 @@ describe('Agent: events', () => {
   test('a two-turn run emits every event in order, tool events included, through one awaited chain', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
     const model = scriptedModel([
-      { text: 'Echoing twice.', toolCalls: [{ name: 'echo', arguments: { text: 'a' }, id: 'c1' }, { name: 'echo', arguments: { text: 'b' }, id: 'c2' }] },
+      {
+        text: 'Echoing twice.',
+        toolCalls: [
+          { name: 'echo', arguments: { text: 'a' }, id: 'c1' },
+          { name: 'echo', arguments: { text: 'b' }, id: 'c2' },
+        ],
+      },
       { text: 'Both echoed.' },
     ]);
     const agent = new Agent({ model, executor, systemPrompt: 'Be brief.' });
@@ -105,7 +123,9 @@ describe('Agent: events', () => {
     ]);
 
     // message_update carries the delta and the message so far.
-    const updates = events.filter((e): e is Extract<AgentEvent, { type: 'message_update' }> => e.type === 'message_update');
+    const updates = events.filter(
+      (e): e is Extract<AgentEvent, { type: 'message_update' }> => e.type === 'message_update',
+    );
     const firstTurnText = updates.filter((u) => u.delta.type === 'text_delta').slice(0, 3);
     expect(firstTurnText.map((u) => u.message.content[0])).toEqual([
       { type: 'text', text: 'Echoing ' },
@@ -201,7 +221,10 @@ describe('Agent: the loop', () => {
 
   test('a batch in which every result asks to terminate ends the run without another model call', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'bye', terminate: true } }] }, { text: 'never asked for' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'bye', terminate: true } }] },
+      { text: 'never asked for' },
+    ]);
     const agent = new Agent({ model, executor });
     const events = record(agent);
     const added = await agent.prompt('finish');
@@ -215,10 +238,16 @@ describe('Agent: the loop', () => {
     const log: string[] = [];
     const executor = await createExecutor({
       tools: [echoTool(log)],
-      beforeToolCall: ({ args }) => (args.text === 'forbidden' ? { stop: true, reason: 'budget exhausted' } : undefined),
+      beforeToolCall: ({ args }) =>
+        args.text === 'forbidden' ? { stop: true, reason: 'budget exhausted' } : undefined,
     });
     const model = scriptedModel([
-      { toolCalls: [{ name: 'echo', arguments: { text: 'forbidden' } }, { name: 'echo', arguments: { text: 'later' } }] },
+      {
+        toolCalls: [
+          { name: 'echo', arguments: { text: 'forbidden' } },
+          { name: 'echo', arguments: { text: 'later' } },
+        ],
+      },
       { text: 'never asked for' },
     ]);
     const agent = new Agent({ model, executor });
@@ -296,7 +325,12 @@ describe('Agent: the loop', () => {
   test('a model turn ending in error ends the run; the error is in the transcript and in agent_end', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
     const model = scriptedModel([
-      { text: 'Let me', toolCalls: [{ name: 'echo', arguments: { text: 'x' } }], stopReason: 'error', errorMessage: 'HTTP 500 from the server' },
+      {
+        text: 'Let me',
+        toolCalls: [{ name: 'echo', arguments: { text: 'x' } }],
+        stopReason: 'error',
+        errorMessage: 'HTTP 500 from the server',
+      },
       { text: 'never' },
     ]);
     const agent = new Agent({ model, executor });
@@ -376,12 +410,18 @@ describe('Agent: abort', () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [echoTool(log)] });
     const model = scriptedModel([
-      { toolCalls: [{ name: 'echo', arguments: { text: 'first' } }, { name: 'echo', arguments: { text: 'a long second argument' } }] },
+      {
+        toolCalls: [
+          { name: 'echo', arguments: { text: 'first' } },
+          { name: 'echo', arguments: { text: 'a long second argument' } },
+        ],
+      },
       { text: 'answered the next prompt' },
     ]);
     const agent = new Agent({ model, executor });
     agent.subscribe((event) => {
-      if (event.type === 'message_update' && event.delta.type === 'toolcall_start' && event.delta.index === 1) agent.abort();
+      if (event.type === 'message_update' && event.delta.type === 'toolcall_start' && event.delta.index === 1)
+        agent.abort();
     });
     const added = await agent.prompt('go');
 
@@ -415,11 +455,18 @@ describe('Agent: abort', () => {
       if (event.type === 'message_update') setImmediate(() => agent.abort());
     });
     const added = await agent.prompt('hi');
-    expect(added.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'aborted', content: [{ type: 'text', text: 'thinking' }] });
+    expect(added.at(-1)).toMatchObject({
+      role: 'assistant',
+      stopReason: 'aborted',
+      content: [{ type: 'text', text: 'thinking' }],
+    });
   });
 
   test('abort in the middle of a worker tool: the tool is stopped, its result is an error, no further model call', async () => {
-    const executor = await createExecutor({ tools: [exampleTool('hash.ts'), echoTool()], limits: { abortGraceMs: 200 } });
+    const executor = await createExecutor({
+      tools: [exampleTool('hash.ts'), echoTool()],
+      limits: { abortGraceMs: 200 },
+    });
     const model = scriptedModel([
       {
         toolCalls: [
@@ -447,7 +494,10 @@ describe('Agent: abort', () => {
 
   test('abort in the middle of a tool that honours its signal (module tool)', async () => {
     const executor = await createExecutor({ tools: [fixture('probe.ts')] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'probe', arguments: { action: 'honour-signal', ms: 20_000 } }] }, { text: 'never' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'probe', arguments: { action: 'honour-signal', ms: 20_000 } }] },
+      { text: 'never' },
+    ]);
     const agent = new Agent({ model, executor });
     agent.subscribe((event) => {
       if (event.type === 'tool_start') setTimeout(() => agent.abort(), 50);
@@ -469,7 +519,10 @@ describe('Agent: abort', () => {
 describe('Agent: steer', () => {
   test('a steer() during tools enters the transcript after the batch, before the next model turn', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' }, id: 'c1' }] }, { text: 'ok, in French' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x' }, id: 'c1' }] },
+      { text: 'ok, in French' },
+    ]);
     const agent = new Agent({ model, executor });
     const events = record(agent);
     agent.subscribe((event) => {
@@ -490,7 +543,10 @@ describe('Agent: steer', () => {
 
   test('a steer() while the model writes its final answer is answered in one more turn', async () => {
     const executor = await createExecutor({ tools: [] });
-    const model = scriptedModel([{ text: 'Here is my final answer.' }, (request) => ({ text: `You said: ${String(request.messages.at(-1)!.content)}` })]);
+    const model = scriptedModel([
+      { text: 'Here is my final answer.' },
+      (request) => ({ text: `You said: ${String(request.messages.at(-1)!.content)}` }),
+    ]);
     const agent = new Agent({ model, executor });
     let steered = false;
     agent.subscribe((event) => {
@@ -509,7 +565,10 @@ describe('Agent: steer', () => {
 
   test('a steer() the run could not answer waits for the next prompt, ahead of its text', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'x', terminate: true } }] }, { text: 'answered' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x', terminate: true } }] },
+      { text: 'answered' },
+    ]);
     const agent = new Agent({ model, executor });
     agent.subscribe((event) => {
       if (event.type === 'tool_start') agent.steer('remember this');
@@ -529,13 +588,23 @@ describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
   function sayWhatIsNew() {
     return (request: { messages: Message[] }) => {
       const sinceLastAnswer = request.messages.slice(request.messages.findLastIndex((m) => m.role === 'assistant') + 1);
-      return { text: `got: ${sinceLastAnswer.filter((m) => m.role === 'user').map((m) => textOf(m as never)).join(' + ')}` };
+      return {
+        text: `got: ${sinceLastAnswer
+          .filter((m) => m.role === 'user')
+          .map((m) => textOf(m as never))
+          .join(' + ')}`,
+      };
     };
   }
 
   async function runWithTwoSteers(steeringMode?: 'one-at-a-time' | 'all') {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, sayWhatIsNew(), sayWhatIsNew(), sayWhatIsNew()]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] },
+      sayWhatIsNew(),
+      sayWhatIsNew(),
+      sayWhatIsNew(),
+    ]);
     const agent = new Agent({ model, executor, ...(steeringMode ? { steeringMode } : {}) });
     agent.subscribe((event) => {
       if (event.type === 'tool_start') {
@@ -548,7 +617,7 @@ describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
     return { added, events, model };
   }
 
-  test("one-at-a-time (the default): two queued steers reach the model one per turn", async () => {
+  test('one-at-a-time (the default): two queued steers reach the model one per turn', async () => {
     const { added, events } = await runWithTwoSteers();
     expect(assistants(added).slice(1).map(textOf)).toEqual(['got: first steer', 'got: second steer']);
     expect(lastEvent(events)).toMatchObject({ reason: 'stop', turns: 3 });
@@ -602,7 +671,11 @@ describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
       ['one-at-a-time', ['got: start', 'got: more 1', 'got: more 2']],
       ['all', ['got: start', 'got: more 1 + more 2']],
     ] as const) {
-      const agent = new Agent({ model: scriptedModel([sayWhatIsNew(), sayWhatIsNew(), sayWhatIsNew()]), executor, followUpMode });
+      const agent = new Agent({
+        model: scriptedModel([sayWhatIsNew(), sayWhatIsNew(), sayWhatIsNew()]),
+        executor,
+        followUpMode,
+      });
       agent.followUp('more 1');
       agent.followUp('more 2');
       const added = await agent.prompt('start');
@@ -612,7 +685,11 @@ describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
 
   test('a follow-up is not delivered when the run ends otherwise (a terminating batch); it waits for the next run', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ name: 'echo', arguments: { text: 'bye', terminate: true } }] }, sayWhatIsNew(), sayWhatIsNew()]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'echo', arguments: { text: 'bye', terminate: true } }] },
+      sayWhatIsNew(),
+      sayWhatIsNew(),
+    ]);
     const agent = new Agent({ model, executor });
     agent.followUp('later');
     const events = record(agent);
@@ -625,18 +702,30 @@ describe('Agent: steering and follow-up modes (pi-agent-core parity)', () => {
 
   test('rejects bad queue modes', async () => {
     const executor = await createExecutor({ tools: [] });
-    expect(() => new Agent({ model: scriptedModel([]), executor, steeringMode: 'some' as never })).toThrow(/option steeringMode must be "one-at-a-time" or "all"/);
-    expect(() => new Agent({ model: scriptedModel([]), executor, followUpMode: 1 as never })).toThrow(/option followUpMode/);
+    expect(() => new Agent({ model: scriptedModel([]), executor, steeringMode: 'some' as never })).toThrow(
+      /option steeringMode must be "one-at-a-time" or "all"/,
+    );
+    expect(() => new Agent({ model: scriptedModel([]), executor, followUpMode: 1 as never })).toThrow(
+      /option followUpMode/,
+    );
   });
 });
 
 describe('Agent: calls that never run, and errorMessage', () => {
   test('calls left open by an abort get tool_start and tool_end (isError) in source order before their result messages', async () => {
     const executor = await createExecutor({ tools: [echoTool()] });
-    const model = scriptedModel([{ toolCalls: [{ id: 'a', name: 'echo', arguments: { text: 'one' } }, { id: 'b', name: 'echo', arguments: { text: 'a long second one' } }] }]);
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'a', name: 'echo', arguments: { text: 'one' } },
+          { id: 'b', name: 'echo', arguments: { text: 'a long second one' } },
+        ],
+      },
+    ]);
     const agent = new Agent({ model, executor });
     agent.subscribe((event) => {
-      if (event.type === 'message_update' && event.delta.type === 'toolcall_start' && event.delta.index === 1) agent.abort();
+      if (event.type === 'message_update' && event.delta.type === 'toolcall_start' && event.delta.index === 1)
+        agent.abort();
     });
     const events = record(agent);
     const added = await agent.prompt('go');
@@ -671,7 +760,12 @@ describe('Agent: calls that never run, and errorMessage', () => {
       async *stream() {
         yield {
           type: 'done',
-          message: { role: 'assistant', content: [{ type: 'toolCall', id: 'q', name: 'echo', arguments: { text: 'x' } }], stopReason: 'error', timestamp: Date.now() },
+          message: {
+            role: 'assistant',
+            content: [{ type: 'toolCall', id: 'q', name: 'echo', arguments: { text: 'x' } }],
+            stopReason: 'error',
+            timestamp: Date.now(),
+          },
         };
       },
     };
@@ -689,7 +783,12 @@ describe('Agent: calls that never run, and errorMessage', () => {
     const agent = new Agent({ model, executor });
     const events = record(agent);
     const added = await agent.prompt('go');
-    expect(outline(events).filter((line) => line.includes('e1'))).toEqual(['tool_start:e1', 'tool_end:e1', 'message_start:toolResult(e1)', 'message_end:toolResult(e1)']);
+    expect(outline(events).filter((line) => line.includes('e1'))).toEqual([
+      'tool_start:e1',
+      'tool_end:e1',
+      'message_start:toolResult(e1)',
+      'message_end:toolResult(e1)',
+    ]);
     expect(textOf(results(added)[0]!)).toBe('The tools could not run: pool is gone');
     expect(lastEvent(events)).toMatchObject({ reason: 'error', error: 'The tools could not run: pool is gone' });
   });

@@ -62,9 +62,12 @@ describe('executeBatch: approvals', () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [deleteTool(log), listTool(log)] });
     const events = recordEvents(executor);
-    const batch = await executor.executeBatch([call('c1', 'list'), call('c2', 'delete', '{"path": "a.txt", "force": "true"}')], {
-      approvals: { undecided: 'pause' },
-    });
+    const batch = await executor.executeBatch(
+      [call('c1', 'list'), call('c2', 'delete', '{"path": "a.txt", "force": "true"}')],
+      {
+        approvals: { undecided: 'pause' },
+      },
+    );
     expect(log).toEqual([]);
     expect(events).toEqual([]);
     expect(batch).toMatchObject({ results: [], terminate: false, stopped: false });
@@ -86,13 +89,22 @@ describe('executeBatch: approvals', () => {
       ['c3', false, 'deleted b.txt'],
     ]);
     const outline = (e: ToolEvent) => `${e.type}:${e.toolCallId}`;
-    expect(events.map(outline)).toEqual(['tool_start:c1', 'tool_start:c2', 'tool_start:c3', 'tool_end:c1', 'tool_end:c2', 'tool_end:c3']);
+    expect(events.map(outline)).toEqual([
+      'tool_start:c1',
+      'tool_start:c2',
+      'tool_start:c3',
+      'tool_end:c1',
+      'tool_end:c2',
+      'tool_end:c3',
+    ]);
   });
 
   test('a call that reuses an earlier call id is refused, not put before a person', async () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [deleteTool(log), listTool(log)] });
-    const batch = await executor.executeBatch([call('same', 'list'), call('same', 'delete', { path: 'a.txt' })], { approvals: { undecided: 'pause' } });
+    const batch = await executor.executeBatch([call('same', 'list'), call('same', 'delete', { path: 'a.txt' })], {
+      approvals: { undecided: 'pause' },
+    });
     expect(batch.pending).toBeUndefined();
     expect(log).toEqual(['list']);
     expect(batch.results.map((r) => r.isError)).toEqual([false, true]);
@@ -101,7 +113,9 @@ describe('executeBatch: approvals', () => {
   test('a call that would fail anyway is not put before a person: the batch reports its own error', async () => {
     const log: string[] = [];
     const executor = await createExecutor({ tools: [deleteTool(log)] });
-    const batch = await executor.executeBatch([call('c1', 'delete', { force: true })], { approvals: { undecided: 'pause' } });
+    const batch = await executor.executeBatch([call('c1', 'delete', { force: true })], {
+      approvals: { undecided: 'pause' },
+    });
     expect(batch.pending).toBeUndefined();
     expect(batch.results[0]).toMatchObject({ isError: true });
     expect(textOf(batch.results[0]!)).toMatch(/Validation failed for tool "delete"/);
@@ -120,9 +134,12 @@ describe('executeBatch: approvals', () => {
       execute: ({ amount }) => ({ content: [{ type: 'text', text: `sent ${amount}` }] }),
     });
     const executor = await createExecutor({ tools: [tool] });
-    const batch = await executor.executeBatch([call('small', 'transfer', { amount: '5' }), call('big', 'transfer', { amount: '500' })], {
-      approvals: { undecided: 'pause' },
-    });
+    const batch = await executor.executeBatch(
+      [call('small', 'transfer', { amount: '5' }), call('big', 'transfer', { amount: '500' })],
+      {
+        approvals: { undecided: 'pause' },
+      },
+    );
     expect(seen).toEqual([{ amount: 5 }, { amount: 500 }]);
     expect(batch.pending).toEqual([{ toolCallId: 'big', toolName: 'transfer', args: { amount: 500 } }]);
   });
@@ -130,23 +147,36 @@ describe('executeBatch: approvals', () => {
   for (const isolation of ['worker', 'process', 'sandbox'] as const) {
     test(`a module tool's needsApproval runs in its ${isolation} tier, not on the main thread`, async () => {
       const executor = await createExecutor({ tools: [fixture('pay.ts')], isolation });
-      const batch = await executor.executeBatch([call('c1', 'pay', { amount: 10, to: 'ann' }), call('c2', 'pay', { amount: 1000, to: 'bob' })], {
-        approvals: { undecided: 'pause' },
-      });
+      const batch = await executor.executeBatch(
+        [call('c1', 'pay', { amount: 10, to: 'ann' }), call('c2', 'pay', { amount: 1000, to: 'bob' })],
+        {
+          approvals: { undecided: 'pause' },
+        },
+      );
       // The fixture throws on the main thread, which would be an error result instead of this answer.
       expect(batch.pending).toEqual([{ toolCallId: 'c2', toolName: 'pay', args: { amount: 1000, to: 'bob' } }]);
-      const resumed = await executor.executeBatch([call('c1', 'pay', { amount: 10, to: 'ann' }), call('c2', 'pay', { amount: 1000, to: 'bob' })], {
-        approvals: { approved: ['c2'], undecided: 'pause' },
-      });
+      const resumed = await executor.executeBatch(
+        [call('c1', 'pay', { amount: 10, to: 'ann' }), call('c2', 'pay', { amount: 1000, to: 'bob' })],
+        {
+          approvals: { approved: ['c2'], undecided: 'pause' },
+        },
+      );
       expect(resumed.results.map(textOf)).toEqual(['paid 10 to ann', 'paid 1000 to bob']);
     });
   }
 
   test('a needsApproval that throws or answers something other than a boolean becomes an error result for that call', async () => {
     const executor = await createExecutor({ tools: [fixture('pay.ts')] });
-    const batch = await executor.executeBatch([call('c1', 'pay', { amount: 1, to: 'throw' }), call('c2', 'pay', { amount: 1, to: 'maybe' }), call('c3', 'pay', { amount: 1, to: 'cy' })], {
-      approvals: { undecided: 'pause' },
-    });
+    const batch = await executor.executeBatch(
+      [
+        call('c1', 'pay', { amount: 1, to: 'throw' }),
+        call('c2', 'pay', { amount: 1, to: 'maybe' }),
+        call('c3', 'pay', { amount: 1, to: 'cy' }),
+      ],
+      {
+        approvals: { undecided: 'pause' },
+      },
+    );
     expect(batch.pending).toBeUndefined();
     expect(batch.results.map((r) => [r.isError, textOf(r)])).toEqual([
       [true, 'needsApproval of tool "pay" failed: approval service down'],
@@ -156,7 +186,15 @@ describe('executeBatch: approvals', () => {
   });
 
   test('a bad needsApproval value is refused when the tool is registered', async () => {
-    const tool = defineTool({ name: 'x', description: 'x', parameters: Type.Object({}), needsApproval: 'yes' as never, execute: () => ({ content: [] }) });
-    await expect(createExecutor({ tools: [tool] })).rejects.toThrow(/"needsApproval" must be true, false or a function/);
+    const tool = defineTool({
+      name: 'x',
+      description: 'x',
+      parameters: Type.Object({}),
+      needsApproval: 'yes' as never,
+      execute: () => ({ content: [] }),
+    });
+    await expect(createExecutor({ tools: [tool] })).rejects.toThrow(
+      /"needsApproval" must be true, false or a function/,
+    );
   });
 });

@@ -9,7 +9,12 @@ const createExecutor = useExecutors();
 function traced(
   name: string,
   log: string[],
-  options: { executionMode?: 'parallel' | 'sequential'; hold?: Promise<void>; onStart?: () => void; onDone?: () => void } = {},
+  options: {
+    executionMode?: 'parallel' | 'sequential';
+    hold?: Promise<void>;
+    onStart?: () => void;
+    onDone?: () => void;
+  } = {},
 ) {
   return defineTool({
     name,
@@ -105,8 +110,14 @@ describe('batch lifecycle order (S11, S12, S13)', () => {
     executor.subscribe((event) => void log.push(`${event.type}:${event.toolCallId}`));
     await executor.executeBatch([call('1', 'step', { tag: '1' }), call('2', 'step', { tag: '2' })]);
     expect(log).toEqual([
-      'tool_start:1', 'exec-start:1', 'exec-end:1', 'tool_end:1',
-      'tool_start:2', 'exec-start:2', 'exec-end:2', 'tool_end:2',
+      'tool_start:1',
+      'exec-start:1',
+      'exec-end:1',
+      'tool_end:1',
+      'tool_start:2',
+      'exec-start:2',
+      'exec-end:2',
+      'tool_end:2',
     ]);
   });
 
@@ -115,9 +126,12 @@ describe('batch lifecycle order (S11, S12, S13)', () => {
     const executor = await createExecutor({
       tools: [traced('par', log), traced('seq', log, { executionMode: 'sequential' })],
     });
-    await executor.executeBatch([call('1', 'par', { tag: '1' }), call('2', 'par', { tag: '2' }), call('3', 'seq', { tag: '3' })]);
+    await executor.executeBatch([
+      call('1', 'par', { tag: '1' }),
+      call('2', 'par', { tag: '2' }),
+      call('3', 'seq', { tag: '3' }),
+    ]);
     expect(log).toEqual(['exec-start:1', 'exec-end:1', 'exec-start:2', 'exec-end:2', 'exec-start:3', 'exec-end:3']);
-
   });
 
   test('without a sequential tool the same kind of batch runs concurrently', async () => {
@@ -125,7 +139,10 @@ describe('batch lifecycle order (S11, S12, S13)', () => {
     const secondStarted = deferred();
     // The first call can only finish once the second has started: proof of overlap.
     const executor = await createExecutor({
-      tools: [traced('first', log, { hold: secondStarted.promise }), traced('second', log, { onStart: () => secondStarted.resolve() })],
+      tools: [
+        traced('first', log, { hold: secondStarted.promise }),
+        traced('second', log, { onStart: () => secondStarted.resolve() }),
+      ],
     });
     const batch = await executor.executeBatch([call('1', 'first', { tag: '1' }), call('2', 'second', { tag: '2' })]);
     expect(log.indexOf('exec-start:2')).toBeLessThan(log.indexOf('exec-end:1'));
@@ -148,7 +165,10 @@ describe('batch lifecycle order (S11, S12, S13)', () => {
         },
       },
     });
-    const batch = await executor.executeBatch([call('a', 'rendezvous', { who: 'a' }), call('b', 'rendezvous', { who: 'b' })]);
+    const batch = await executor.executeBatch([
+      call('a', 'rendezvous', { who: 'a' }),
+      call('b', 'rendezvous', { who: 'b' }),
+    ]);
     expect(batch.results.map(textOf)).toEqual(['a met 2', 'b met 2']);
   });
 

@@ -28,7 +28,8 @@ describe('bench smoke: each case of bench/ runs with tiny sizes', () => {
         if (row.p99 !== undefined) expect(Number.isFinite(row.p99), `${row.name}: p99 ${row.p99}`).toBe(true);
         if (row.vs) expect(Number.isFinite(row.vs.ratio), `${row.name}: ratio ${row.vs.ratio}`).toBe(true);
       }
-      for (const target of result.targets) expect(Number.isFinite(target.measured), `${target.name}: ${target.measured}`).toBe(true);
+      for (const target of result.targets)
+        expect(Number.isFinite(target.measured), `${target.name}: ${target.measured}`).toBe(true);
     },
     60_000,
   );
@@ -61,7 +62,9 @@ describe('bench: the pi-agent-core peer follows the Node line', () => {
 
   test('the peer loaded here is the one for this line, and its loop runs a tool batch', async () => {
     const peer = await piPeer();
-    expect(peer.name).toMatch(newPiRuns() ? /^@earendil-works\/pi-agent-core 1\.\d+\.\d+$/ : /^@mariozechner\/pi-agent-core 0\.73\.\d+$/);
+    expect(peer.name).toMatch(
+      newPiRuns() ? /^@earendil-works\/pi-agent-core 1\.\d+\.\d+$/ : /^@mariozechner\/pi-agent-core 0\.73\.\d+$/,
+    );
     const { results } = await peer.harness(['noop']).batch([{ id: 'a', name: 'noop', arguments: { n: 7 } }]);
     expect(results).toEqual([expect.objectContaining({ isError: false, content: [{ type: 'text', text: '7' }] })]);
   });

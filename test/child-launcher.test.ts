@@ -5,7 +5,16 @@ import { ProcessTier } from '../src/isolation/process/process-tier.ts';
 import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
 import { fixture } from './support/executors.ts';
 
-const tierOptions = { minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 1_000, loadTimeoutMs: 10_000, env: {}, execArgv: [], hostFunctions: {}, defaultMemoryMb: 64 };
+const tierOptions = {
+  minWorkers: 1,
+  maxWorkers: 1,
+  idleTimeoutMs: 1_000,
+  loadTimeoutMs: 10_000,
+  env: {},
+  execArgv: [],
+  hostFunctions: {},
+  defaultMemoryMb: 64,
+};
 
 describe('child launcher', () => {
   test('the process tier starts its child through the launcher it is given, with the clean env and a data cap', async () => {
@@ -14,7 +23,12 @@ describe('child launcher', () => {
       name: 'recording',
       launch: (spec) => (specs.push(spec), processLauncher.launch(spec)),
     };
-    const tier = new ProcessTier({ ...tierOptions, launcher: recording, readPaths: ['/some/read'], writePaths: ['/some/write'] });
+    const tier = new ProcessTier({
+      ...tierOptions,
+      launcher: recording,
+      readPaths: ['/some/read'],
+      writePaths: ['/some/write'],
+    });
     try {
       const module = await toRunnableModule(fixture('probe.ts'));
       const info = await tier.describe({ module, source: module });
@@ -34,7 +48,16 @@ describe('child launcher', () => {
   });
 
   test('the default launcher runs node under prlimit --data and --nofile, in a session of its own', async () => {
-    const spec: ChildSpec = { node: '/bin/node', nodeArgs: ['--flag', 'entry.mjs'], env: { A: '1' }, memoryCapBytes: 1234, maxMemoryMb: 1, maxOpenFiles: 99, readPaths: [], writePaths: [] };
+    const spec: ChildSpec = {
+      node: '/bin/node',
+      nodeArgs: ['--flag', 'entry.mjs'],
+      env: { A: '1' },
+      memoryCapBytes: 1234,
+      maxMemoryMb: 1,
+      maxOpenFiles: 99,
+      readPaths: [],
+      writePaths: [],
+    };
     const launch = await processLauncher.launch(spec);
     expect(launch.command).toMatch(/prlimit$/);
     expect(launch.args.slice(0, 2)).toEqual(['--data=1234', '--nofile=99']);
@@ -43,6 +66,9 @@ describe('child launcher', () => {
     expect(launch.options).toMatchObject({ env: { A: '1' }, detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     expect(launch.options).not.toHaveProperty('serialization');
     // Where bubblewrap works, in a PID namespace of its own: the host's processes are neither visible nor signalable.
-    if (await pidNamespaceSupport()) expect(launch.args).toEqual(expect.arrayContaining(['--unshare-pid', '--proc', '/proc', '--new-session', '--die-with-parent']));
+    if (await pidNamespaceSupport())
+      expect(launch.args).toEqual(
+        expect.arrayContaining(['--unshare-pid', '--proc', '/proc', '--new-session', '--die-with-parent']),
+      );
   });
 });

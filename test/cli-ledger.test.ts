@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixture } from './support/executors.ts';
-import { openaiChunks as c, openaiTextReply, startOpenAIWireServer, type OpenAIWireServer } from './support/openai-wire-server.ts';
+import {
+  openaiChunks as c,
+  openaiTextReply,
+  startOpenAIWireServer,
+  type OpenAIWireServer,
+} from './support/openai-wire-server.ts';
 
 // toolpool run --ledger <file> --run-id <id>: a re-run of a run does not repeat its calls.
 const bin = fileURLToPath(new URL('../bin/toolpool.js', import.meta.url));
@@ -36,29 +41,67 @@ afterAll(async () => {
 });
 
 describe('toolpool run --ledger', () => {
-  test.skipIf(!hasSqlite)('the same run id run again: the call is answered from the ledger file, not run a second time', async () => {
-    const log = join(folder, 'charges.log');
-    const db = join(folder, 'calls.db');
-    const args = ['run', '--tools', fixture('ledger/charge.ts'), '--model', 'openai:gpt-test', '--base-url', server.origin, '--ledger', db, '--run-id', 'job-1', '-q', 'charge 5'];
-    for (let attempt = 0; attempt < 2; attempt++) {
-      server.enqueue({
-        kind: 'stream',
-        chunks: [c.role(), c.toolCallStart(0, 'call_1', 'charge'), c.toolCallArgs(0, JSON.stringify({ amount: 5, log })), c.finish('tool_calls')],
-      });
-      server.enqueue(openaiTextReply(['Charged.']));
-      const { code, stdout, stderr } = await toolpool(args);
-      expect(code, stderr).toBe(0);
-      expect(stdout).toBe('Charged.\n');
-      const sent = server.requests.at(-1)!.body as { messages: Array<Record<string, unknown>> };
-      expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'charged 5' });
-    }
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
-  }, 180_000);
+  test.skipIf(!hasSqlite)(
+    'the same run id run again: the call is answered from the ledger file, not run a second time',
+    async () => {
+      const log = join(folder, 'charges.log');
+      const db = join(folder, 'calls.db');
+      const args = [
+        'run',
+        '--tools',
+        fixture('ledger/charge.ts'),
+        '--model',
+        'openai:gpt-test',
+        '--base-url',
+        server.origin,
+        '--ledger',
+        db,
+        '--run-id',
+        'job-1',
+        '-q',
+        'charge 5',
+      ];
+      for (let attempt = 0; attempt < 2; attempt++) {
+        server.enqueue({
+          kind: 'stream',
+          chunks: [
+            c.role(),
+            c.toolCallStart(0, 'call_1', 'charge'),
+            c.toolCallArgs(0, JSON.stringify({ amount: 5, log })),
+            c.finish('tool_calls'),
+          ],
+        });
+        server.enqueue(openaiTextReply(['Charged.']));
+        const { code, stdout, stderr } = await toolpool(args);
+        expect(code, stderr).toBe(0);
+        expect(stdout).toBe('Charged.\n');
+        const sent = server.requests.at(-1)!.body as { messages: Array<Record<string, unknown>> };
+        expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'charged 5' });
+      }
+      expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+    },
+    180_000,
+  );
 
-  test.skipIf(hasSqlite)('on a Node without node:sqlite: a one-line error naming the Node it needs', async () => {
-    const { code, stderr } = await toolpool(['run', '--model', 'openai:gpt-test', '--base-url', server.origin, '--ledger', join(folder, 'x.db'), 'hi']);
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/^toolpool: --ledger .*x\.db: sqliteLedger needs node:sqlite, which Node \S+ does not have: use Node 22\.13 or later/);
-    expect(existsSync(join(folder, 'x.db'))).toBe(false);
-  }, 120_000);
+  test.skipIf(hasSqlite)(
+    'on a Node without node:sqlite: a one-line error naming the Node it needs',
+    async () => {
+      const { code, stderr } = await toolpool([
+        'run',
+        '--model',
+        'openai:gpt-test',
+        '--base-url',
+        server.origin,
+        '--ledger',
+        join(folder, 'x.db'),
+        'hi',
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^toolpool: --ledger .*x\.db: sqliteLedger needs node:sqlite, which Node \S+ does not have: use Node 22\.13 or later/,
+      );
+      expect(existsSync(join(folder, 'x.db'))).toBe(false);
+    },
+    120_000,
+  );
 });

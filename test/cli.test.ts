@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fixture, exampleTool } from './support/executors.ts';
 import { runCommand } from '../src/cli/run.ts';
 import { anthropicEvents as a, startAnthropicWireServer } from './support/anthropic-wire-server.ts';
-import { openaiChunks as c, openaiTextReply, startOpenAIWireServer, type OpenAIWireServer } from './support/openai-wire-server.ts';
+import {
+  openaiChunks as c,
+  openaiTextReply,
+  startOpenAIWireServer,
+  type OpenAIWireServer,
+} from './support/openai-wire-server.ts';
 
 const bin = fileURLToPath(new URL('../bin/toolpool.js', import.meta.url));
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,10 +30,15 @@ function toolpool(args: string[], env: Record<string, string> = {}): Promise<Out
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) if (!(key in env)) delete childEnv[key];
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: root, env: childEnv, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -66,7 +76,9 @@ describe('toolpool demo', () => {
       expect(stdout).toContain(`… ${label} 100%`);
     }
     // The validation error is shown whole: each wrong field on its line, then the value received.
-    expect(stdout).toMatch(/✗ calculator#4 .*Validation failed for tool "calculator":\n {28}- precision: must be an integer \(got "two"\)\n {26}Received arguments: \{"expression":"\(1 \+ 2\) \* 3 \/ 7","precision":"two"\}\n/);
+    expect(stdout).toMatch(
+      /✗ calculator#4 .*Validation failed for tool "calculator":\n {28}- precision: must be an integer \(got "two"\)\n {26}Received arguments: \{"expression":"\(1 \+ 2\) \* 3 \/ 7","precision":"two"\}\n/,
+    );
     expect(stdout).toMatch(/✗ read_file#5 .*Blocked by the host's policy/);
     expect(stdout).toMatch(/✗ flaky#6 .*Tool crashed: its worker exited with code 1/);
     // The model reacted to the validation error and the blocked call.
@@ -75,7 +87,9 @@ describe('toolpool demo', () => {
     expect(stdout).toMatch(/model Stretched digests: .*Total: \(1 \+ 2\) \* 3 \/ 7 = 1\.29/);
     // The write needs approval: the run pauses, the demo approves visibly, a restored agent resumes.
     expect(stdout).toMatch(/⏸ write_file#9 needs approval \{"path":"summary\.md"/);
-    expect(stdout).toMatch(/demo: approving write_file on its own \(toolpool run asks you y\/n here\); the paused agent went through a .* JSON snapshot into a new Agent/);
+    expect(stdout).toMatch(
+      /demo: approving write_file on its own \(toolpool run asks you y\/n here\); the paused agent went through a .* JSON snapshot into a new Agent/,
+    );
     expect(stdout).toMatch(/── turn 3, after approval ──\n▸ write_file#9/);
     expect(stdout).toMatch(/✓ write_file#9 .*Wrote \d+ bytes to summary\.md/);
     expect(stdout).toMatch(/model Saved: Wrote \d+ bytes to summary\.md/);
@@ -115,7 +129,9 @@ describe('toolpool run: errors found before any request', () => {
     const { code, stdout, stderr } = await toolpool(['run', '--model', 'openai:gpt-4o-mini', 'hi']);
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toBe('toolpool: OPENAI_API_KEY is not set. Export it, or pass --base-url to use a local server that needs no key.\n');
+    expect(stderr).toBe(
+      'toolpool: OPENAI_API_KEY is not set. Export it, or pass --base-url to use a local server that needs no key.\n',
+    );
     const anthropic = await toolpool(['run', '--model', 'anthropic:claude-x', 'hi']);
     expect(anthropic.code).toBe(1);
     expect(anthropic.stderr).toMatch(/^toolpool: ANTHROPIC_API_KEY is not set/);
@@ -183,7 +199,11 @@ describe('toolpool run', () => {
     expect(stderr).toMatch(/2 model turn\(s\), 1 tool call\(s\): 1 ok, 0 error; ended: stop/);
 
     expect(server.requests).toHaveLength(2);
-    const first = server.requests[0]!.body as { model: string; messages: Array<Record<string, unknown>>; tools: Array<{ function: { name: string } }> };
+    const first = server.requests[0]!.body as {
+      model: string;
+      messages: Array<Record<string, unknown>>;
+      tools: Array<{ function: { name: string } }>;
+    };
     expect(first.model).toBe('gpt-test');
     expect(first.messages[0]).toEqual({ role: 'system', content: 'Use the calculator.' });
     expect(first.tools.map((t) => t.function.name)).toEqual(['calculator']);
@@ -193,29 +213,75 @@ describe('toolpool run', () => {
 
   test('a folder given to --tools loads every tool module in it', async () => {
     server.enqueue(openaiTextReply(['No tools needed.']));
-    const { code, stdout } = await toolpool(['run', '--tools', 'tools', '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
+    const { code, stdout } = await toolpool([
+      'run',
+      '--tools',
+      'tools',
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      server.origin,
+      'hi',
+    ]);
     expect(code).toBe(0);
     expect(stdout).toBe('No tools needed.\n');
     const body = server.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
-    expect(body.tools.map((t) => t.function.name).sort()).toEqual(['calculator', 'flaky', 'hash', 'read_file', 'write_file']);
+    expect(body.tools.map((t) => t.function.name).sort()).toEqual([
+      'calculator',
+      'flaky',
+      'hash',
+      'read_file',
+      'write_file',
+    ]);
   });
 
   test('a helper in a --tools folder (no tool default export) does not stop the run: it is skipped and said once on stderr', async () => {
     server.enqueue(openaiTextReply(['Fine.']));
-    const { code, stdout, stderr } = await toolpool(['run', '--tools', fixture('tool-folder'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
+    const { code, stdout, stderr } = await toolpool([
+      'run',
+      '--tools',
+      fixture('tool-folder'),
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      server.origin,
+      'hi',
+    ]);
     expect(code).toBe(0);
     expect(stdout).toBe('Fine.\n');
-    expect(stderr.match(/skipped 1 module\(s\) of a tools folder whose default export is not a tool \(helpers\?\): .*helpers\.ts/g)).toHaveLength(1);
+    expect(
+      stderr.match(
+        /skipped 1 module\(s\) of a tools folder whose default export is not a tool \(helpers\?\): .*helpers\.ts/g,
+      ),
+    ).toHaveLength(1);
     const body = server.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> };
     expect(body.tools.map((t) => t.function.name)).toEqual(['alpha', 'beta']);
   });
 
   test('a tool module that fails to load is a one-line error naming the module (exit 1)', async () => {
-    const { code, stderr } = await toolpool(['run', '--tools', fixture('throws-on-load.mjs'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
+    const { code, stderr } = await toolpool([
+      'run',
+      '--tools',
+      fixture('throws-on-load.mjs'),
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      server.origin,
+      'hi',
+    ]);
     expect(code).toBe(1);
     expectCleanError(stderr);
     expect(stderr).toMatch(/Tool module .*throws-on-load\.mjs failed to load/);
-    const missing = await toolpool(['run', '--tools', 'no/such/tool.ts', '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi']);
+    const missing = await toolpool([
+      'run',
+      '--tools',
+      'no/such/tool.ts',
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      server.origin,
+      'hi',
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('toolpool: --tools no/such/tool.ts: no such file or folder\n');
   });
@@ -224,7 +290,12 @@ describe('toolpool run', () => {
   function enqueueWrite(id: string, answer = true) {
     server.enqueue({
       kind: 'stream',
-      chunks: [c.role(), c.toolCallStart(0, id, 'write_file'), c.toolCallArgs(0, '{"path": "note.txt", "text": "hi"}'), c.finish('tool_calls')],
+      chunks: [
+        c.role(),
+        c.toolCallStart(0, id, 'write_file'),
+        c.toolCallArgs(0, '{"path": "note.txt", "text": "hi"}'),
+        c.finish('tool_calls'),
+      ],
     });
     if (answer) server.enqueue(openaiTextReply(['Handled.']));
   }
@@ -235,13 +306,23 @@ describe('toolpool run', () => {
       enqueueWrite('call_w1', false);
       const before = server.requests.length;
       const { code, stdout, stderr } = await toolpool([
-        'run', '--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }),
-        '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note',
+        'run',
+        '--tools',
+        exampleTool('write-file.ts'),
+        '--tool-options',
+        JSON.stringify({ root: scratch }),
+        '--model',
+        'openai:gpt-test',
+        '--base-url',
+        server.origin,
+        'write a note',
       ]);
       expect(code).toBe(3);
       expect(stdout).toBe('');
       expect(stderr).toMatch(/⏸ write_file#1 needs approval \{"path":"note\.txt","text":"hi"\}/);
-      expect(stderr).toMatch(/toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n  write_file#1 \(call_w1\) \{"path":"note\.txt","text":"hi"\}\n/);
+      expect(stderr).toMatch(
+        /toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n  write_file#1 \(call_w1\) \{"path":"note\.txt","text":"hi"\}\n/,
+      );
       expect(existsSync(join(scratch, 'note.txt'))).toBe(false);
       expect(server.requests.length - before).toBe(1);
     } finally {
@@ -252,30 +333,47 @@ describe('toolpool run', () => {
   test.each([
     ['y', true, 'Wrote 2 bytes to note.txt.'],
     ['n', false, 'Not run: a person rejected this call of "write_file" (The user declined it at the terminal.).'],
-  ])('on a terminal, each call is shown with its arguments and asked y/n (answer %s)', async (answer, written, resultText) => {
-    const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
-    try {
-      enqueueWrite(`call_${answer}`);
-      const stdin = Object.assign(new PassThrough(), { isTTY: true });
-      const stderr = captured();
-      stderr.onWrite = (text) => {
-        if (text.includes('approve? [y/N]')) stdin.write(`${answer}\n`);
-      };
-      const stdout = captured();
-      const code = await runCommand(
-        ['--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }), '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note'],
-        { stdout, stderr, env: {}, stdin },
-      );
-      expect(code).toBe(0);
-      expect(stderr.text).toMatch(/\? write_file#1 \(call_[yn]\) \{"path":"note\.txt","text":"hi"\}\n  approve\? \[y\/N\] /);
-      expect(existsSync(join(scratch, 'note.txt'))).toBe(written);
-      const toolMessage = (server.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages.at(-1);
-      expect(toolMessage).toMatchObject({ role: 'tool', content: resultText });
-      expect(stdout.text).toBe('Handled.\n');
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-    }
-  });
+  ])(
+    'on a terminal, each call is shown with its arguments and asked y/n (answer %s)',
+    async (answer, written, resultText) => {
+      const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
+      try {
+        enqueueWrite(`call_${answer}`);
+        const stdin = Object.assign(new PassThrough(), { isTTY: true });
+        const stderr = captured();
+        stderr.onWrite = (text) => {
+          if (text.includes('approve? [y/N]')) stdin.write(`${answer}\n`);
+        };
+        const stdout = captured();
+        const code = await runCommand(
+          [
+            '--tools',
+            exampleTool('write-file.ts'),
+            '--tool-options',
+            JSON.stringify({ root: scratch }),
+            '--model',
+            'openai:gpt-test',
+            '--base-url',
+            server.origin,
+            'write a note',
+          ],
+          { stdout, stderr, env: {}, stdin },
+        );
+        expect(code).toBe(0);
+        expect(stderr.text).toMatch(
+          /\? write_file#1 \(call_[yn]\) \{"path":"note\.txt","text":"hi"\}\n  approve\? \[y\/N\] /,
+        );
+        expect(existsSync(join(scratch, 'note.txt'))).toBe(written);
+        const toolMessage = (
+          server.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }
+        ).messages.at(-1);
+        expect(toolMessage).toMatchObject({ role: 'tool', content: resultText });
+        expect(stdout.text).toBe('Handled.\n');
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+  );
 
   test('Ctrl-C while the question is open: nothing runs, the paused calls are answered, exit 130', async () => {
     const scratch = await mkdtemp(join(tmpdir(), 'toolpool-cli-'));
@@ -286,7 +384,17 @@ describe('toolpool run', () => {
       // process.emit calls the SIGINT listeners without sending a real signal to the test runner.
       stderr.onWrite = (text) => void (text.includes('approve? [y/N]') && setImmediate(() => process.emit('SIGINT')));
       const code = await runCommand(
-        ['--tools', exampleTool('write-file.ts'), '--tool-options', JSON.stringify({ root: scratch }), '--model', 'openai:gpt-test', '--base-url', server.origin, 'write a note'],
+        [
+          '--tools',
+          exampleTool('write-file.ts'),
+          '--tool-options',
+          JSON.stringify({ root: scratch }),
+          '--model',
+          'openai:gpt-test',
+          '--base-url',
+          server.origin,
+          'write a note',
+        ],
         { stdout: captured(), stderr, env: {}, stdin },
       );
       expect(code).toBe(130);
@@ -299,7 +407,16 @@ describe('toolpool run', () => {
   });
 
   test('a JavaScript tool with a syntax error names file, line and column; TOOLPOOL_DEBUG=1 adds the line and the stack', async () => {
-    const args = ['run', '--tools', fixture('syntax-error.mjs'), '--model', 'openai:gpt-test', '--base-url', server.origin, 'hi'];
+    const args = [
+      'run',
+      '--tools',
+      fixture('syntax-error.mjs'),
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      server.origin,
+      'hi',
+    ];
     const plain = await toolpool(args);
     expect(plain.code).toBe(1);
     expectCleanError(plain.stderr);
@@ -316,7 +433,12 @@ describe('toolpool run', () => {
     await closed.close();
     const { code, stderr } = await toolpool(['run', '--model', 'openai:gpt-test', '--base-url', origin, 'hi']);
     expect(code).toBe(1);
-    expectCleanError(stderr.split('\n').filter((line) => line.startsWith('toolpool:')).join('\n'));
+    expectCleanError(
+      stderr
+        .split('\n')
+        .filter((line) => line.startsWith('toolpool:'))
+        .join('\n'),
+    );
     expect(stderr).toMatch(/^toolpool: The server at .* could not be reached/m);
   });
 });
@@ -338,14 +460,37 @@ describe('toolpool run --model anthropic:...', () => {
             a.messageStop(),
           ],
         },
-        { kind: 'stream', events: [a.messageStart(50), a.textStart(0), a.text(0, '2^10 is '), a.text(0, '1024.'), a.blockStop(0), a.messageDelta('end_turn', 4), a.messageStop()] },
+        {
+          kind: 'stream',
+          events: [
+            a.messageStart(50),
+            a.textStart(0),
+            a.text(0, '2^10 is '),
+            a.text(0, '1024.'),
+            a.blockStop(0),
+            a.messageDelta('end_turn', 4),
+            a.messageStop(),
+          ],
+        },
       );
-      const { code, stdout, stderr } = await toolpool(['run', '-t', exampleTool('calculator.ts'), '-m', 'anthropic:claude-test', '--base-url', `${server.origin}/v1`, '2^10?']);
+      const { code, stdout, stderr } = await toolpool([
+        'run',
+        '-t',
+        exampleTool('calculator.ts'),
+        '-m',
+        'anthropic:claude-test',
+        '--base-url',
+        `${server.origin}/v1`,
+        '2^10?',
+      ]);
       expect(stderr).toMatch(/✓ calculator#1 .*2 \^ 10 = 1024/);
       expect(code).toBe(0);
       expect(stdout).toBe('2^10 is 1024.\n');
       const second = server.requests[1]!.body as { messages: Array<{ role: string; content: unknown }> };
-      expect(second.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }] });
+      expect(second.messages.at(-1)).toMatchObject({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }],
+      });
     } finally {
       await server.close();
     }

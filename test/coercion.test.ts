@@ -95,7 +95,9 @@ describe.each(forms)('arguments of a $form tool', ({ name, tool }) => {
   ])('%j is refused, naming the field, the type it needs and what was sent', async (args, problem) => {
     const result = await run(args);
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe(`Validation failed for tool "${name}":\n  - ${problem}\nReceived arguments: ${JSON.stringify(args)}`);
+    expect(textOf(result)).toBe(
+      `Validation failed for tool "${name}":\n  - ${problem}\nReceived arguments: ${JSON.stringify(args)}`,
+    );
   });
 
   test('a boolean for a bounded number is a wrong type, not a number out of bounds', async () => {
@@ -111,7 +113,7 @@ describe.each(forms)('arguments of a $form tool', ({ name, tool }) => {
     expect(textOf(result)).toContain('Received arguments: {"atLeast5":"3","n":"4"}');
   });
 
-  test('coerceArguments: false runs only values of the schema\'s own types', async () => {
+  test("coerceArguments: false runs only values of the schema's own types", async () => {
     const refused = await run({ n: '3', b: 'true', s: 42 }, { coerceArguments: false });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toContain('n: must be a number (got "3")');
@@ -123,7 +125,9 @@ describe.each(forms)('arguments of a $form tool', ({ name, tool }) => {
 });
 
 test('coerceArguments must be a boolean', async () => {
-  await expect(createExecutor({ tools: [typeboxTypes], coerceArguments: 'no' as never })).rejects.toThrow(/coerceArguments.*true or false/);
+  await expect(createExecutor({ tools: [typeboxTypes], coerceArguments: 'no' as never })).rejects.toThrow(
+    /coerceArguments.*true or false/,
+  );
 });
 
 /** A small seeded generator (mulberry32): the same seed draws the same values on every machine. */
@@ -194,23 +198,42 @@ const SEEDS = [1, 2, 3, 20261205];
 const CALLS_PER_SEED = 40;
 
 describe.each([
-  { form: 'a JSON Schema module tool (hash taken in the worker)', tool: fixture('coercion/union-shapes.ts') as unknown, name: 'union_shapes', schema: unionShapes as Schema },
-  { form: 'a JSON Schema inline tool (hash taken on the host)', tool: unionShapesTool as unknown, name: 'union_shapes', schema: unionShapes as Schema },
-  { form: 'a Zod module tool (hash taken in the worker, after Zod\'s own validation)', tool: fixture('coercion/zod-unions.ts') as unknown, name: 'zod_unions', schema: zodUnions },
+  {
+    form: 'a JSON Schema module tool (hash taken in the worker)',
+    tool: fixture('coercion/union-shapes.ts') as unknown,
+    name: 'union_shapes',
+    schema: unionShapes as Schema,
+  },
+  {
+    form: 'a JSON Schema inline tool (hash taken on the host)',
+    tool: unionShapesTool as unknown,
+    name: 'union_shapes',
+    schema: unionShapes as Schema,
+  },
+  {
+    form: "a Zod module tool (hash taken in the worker, after Zod's own validation)",
+    tool: fixture('coercion/zod-unions.ts') as unknown,
+    name: 'zod_unions',
+    schema: zodUnions,
+  },
 ])('valid arguments arrive intact: $form', ({ tool, name, schema }) => {
   test.each(SEEDS)('seed %i: every valid value reaches execute unchanged', async (seed) => {
     const next = random(seed);
     const sent = Array.from({ length: CALLS_PER_SEED }, () => validValue(schema, next) as Record<string, unknown>);
     const executor = await createExecutor({ tools: [tool as string] });
     const { results } = await executor.executeBatch(sent.map((args, index) => call(String(index), name, args)));
-    const changed = results.flatMap((result, index) => (textOf(result) === argumentHash(sent[index]) ? [] : [{ sent: sent[index], got: textOf(result) }]));
+    const changed = results.flatMap((result, index) =>
+      textOf(result) === argumentHash(sent[index]) ? [] : [{ sent: sent[index], got: textOf(result) }],
+    );
     expect(changed).toEqual([]);
   });
 });
 
-test('the generator draws values the union fields\' other branches would take, so the test can fail', () => {
+test("the generator draws values the union fields' other branches would take, so the test can fail", () => {
   const next = random(SEEDS[0]!);
-  const drawn = Array.from({ length: CALLS_PER_SEED }, () => JSON.stringify(validValue(unionShapes as Schema, next))).join('\n');
+  const drawn = Array.from({ length: CALLS_PER_SEED }, () =>
+    JSON.stringify(validValue(unionShapes as Schema, next)),
+  ).join('\n');
   expect(drawn).toMatch(/"stringOrNumber":"(3|0|-1|2\.5|1e3)"/);
   expect(drawn).toMatch(/"integerOrBoolean":"(true|false|3|0)"/);
 });
@@ -219,7 +242,10 @@ test('a defineTool with an inline union: a numeric string stays a string where a
   const tool = defineTool({
     name: 'u',
     description: 'u',
-    parameters: { type: 'object', properties: { v: { anyOf: [{ type: 'number' }, { type: 'string' }] }, w: { type: 'number' } } },
+    parameters: {
+      type: 'object',
+      properties: { v: { anyOf: [{ type: 'number' }, { type: 'string' }] }, w: { type: 'number' } },
+    },
     execute: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
   });
   const executor = await createExecutor({ tools: [tool] });

@@ -30,7 +30,10 @@ describe('the shape check', () => {
 
   test.each([
     [{ type: 'audio', data: 'AAAA' }, /content\[0\] is an audio part without string "data" \(base64\) and "mimeType"/],
-    [{ type: 'resource', resource: { uri: 'u', text: 'a', blob: 'AAAA' } }, /either a string "text" or a string "blob" \(base64\), not both/],
+    [
+      { type: 'resource', resource: { uri: 'u', text: 'a', blob: 'AAAA' } },
+      /either a string "text" or a string "blob" \(base64\), not both/,
+    ],
     [{ type: 'resource', resource: { uri: 'u' } }, /either a string "text" or a string "blob"/],
     [{ type: 'resource', resource: { text: 'a' } }, /resource has no string "uri"/],
     [{ type: 'resource', resource: 'file:///x' }, /"resource" must be an object/],
@@ -38,7 +41,10 @@ describe('the shape check', () => {
     [{ type: 'resource_link', uri: 'u' }, /resource_link part without string "uri" and "name"/],
     [{ type: 'resource_link', uri: 'u', name: 'n', size: -1 }, /"size" is not a whole number of bytes/],
     [{ type: 'resource_link', uri: 'u', name: 'n', title: {} }, /"title" is not a string/],
-    [{ type: 'video', data: 'AAAA' }, /unknown type "video"; use "text", "image", "audio", "resource" or "resource_link"/],
+    [
+      { type: 'video', data: 'AAAA' },
+      /unknown type "video"; use "text", "image", "audio", "resource" or "resource_link"/,
+    ],
   ])('refuses %j', (part, problem) => {
     expect(problemWithResult({ content: [part] })).toMatch(problem);
   });
@@ -67,21 +73,30 @@ describe.each(TIERS)('through the %s tier', (_name, tier, missing) => {
   const executorFor = () =>
     tier === 'inline' ? open({ tools: [everyType] }) : open({ tools: [MODULE], isolation: tier });
 
-  test.skipIf(missing !== undefined)(`every content type arrives unchanged${missing ? ` (skipped: ${missing})` : ''}`, async () => {
-    const executor = await executorFor();
-    const { results } = await executor.executeBatch([call('all', 'every_type')]);
-    expect(results[0]).toMatchObject({ isError: false, content: EVERY_TYPE });
-  });
+  test.skipIf(missing !== undefined)(
+    `every content type arrives unchanged${missing ? ` (skipped: ${missing})` : ''}`,
+    async () => {
+      const executor = await executorFor();
+      const { results } = await executor.executeBatch([call('all', 'every_type')]);
+      expect(results[0]).toMatchObject({ isError: false, content: EVERY_TYPE });
+    },
+  );
 
-  test.skipIf(missing !== undefined)('a malformed part of each kind is an error result naming what is wrong', async () => {
-    const executor = await executorFor();
-    const bad = ['audio', 'both', 'neither', 'link', 'size', 'video'];
-    const { results } = await executor.executeBatch(bad.map((kind) => call(kind, 'every_type', { bad: kind })));
-    for (const result of results) {
-      expect(result.isError).toBe(true);
-      expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Tool returned an invalid result: content\[0\] /) });
-    }
-  });
+  test.skipIf(missing !== undefined)(
+    'a malformed part of each kind is an error result naming what is wrong',
+    async () => {
+      const executor = await executorFor();
+      const bad = ['audio', 'both', 'neither', 'link', 'size', 'video'];
+      const { results } = await executor.executeBatch(bad.map((kind) => call(kind, 'every_type', { bad: kind })));
+      for (const result of results) {
+        expect(result.isError).toBe(true);
+        expect(result.content[0]).toMatchObject({
+          type: 'text',
+          text: expect.stringMatching(/^Tool returned an invalid result: content\[0\] /),
+        });
+      }
+    },
+  );
 });
 
 describe('through MCP', () => {
@@ -94,11 +109,14 @@ describe('through MCP', () => {
     await server.connect(serverSide);
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(clientSide);
-    expect(await client.callTool({ name: 'every_type', arguments: {} })).toEqual({ content: EVERY_TYPE, isError: false });
+    expect(await client.callTool({ name: 'every_type', arguments: {} })).toEqual({
+      content: EVERY_TYPE,
+      isError: false,
+    });
     await server.close();
   });
 
-  test('the MCP client gives an upstream server\'s parts to the executor unchanged, and serve passes them on', async () => {
+  test("the MCP client gives an upstream server's parts to the executor unchanged, and serve passes them on", async () => {
     const upstream = await open({ tools: [MODULE], isolation: 'process' });
     const host = await serveOverHttp(upstream, { port: 0 });
     try {
@@ -120,7 +138,12 @@ describe('the AI SDK adapter', () => {
         { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'iVBORw0KGgo=' } },
         { type: 'file', mediaType: 'audio/wav', data: { type: 'data', data: 'UklGRiQAAABXQVZF' } },
         { type: 'text', text: '[resource file:///notes.txt]\nthe notes' },
-        { type: 'file', mediaType: 'application/pdf', filename: 'file:///report.pdf', data: { type: 'data', data: 'JVBERi0xLjQK' } },
+        {
+          type: 'file',
+          mediaType: 'application/pdf',
+          filename: 'file:///report.pdf',
+          data: { type: 'data', data: 'JVBERi0xLjQK' },
+        },
         { type: 'text', text: '[resource link file:///big.csv (big.csv), text/csv]' },
       ],
     });

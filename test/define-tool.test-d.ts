@@ -1,3 +1,4 @@
+// biome-ignore-all format: each @ts-expect-error marks the one line after it, which the formatter would split.
 import { Type, type Static } from '@sinclair/typebox';
 import { describe, expectTypeOf, test } from 'vitest';
 import { defineTool, type ToolContext, type ToolResult } from '../src/index.ts';

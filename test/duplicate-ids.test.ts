@@ -35,11 +35,18 @@ test('two calls with the same id in one batch: the first runs, each later one ge
     'Not run: an earlier call in this batch has the same id "a", and results are matched to calls by id. Give each tool call its own id.',
   );
   // Each call, duplicate or not, still starts and ends in source order.
-  expect(events.filter((event) => event.type === 'tool_end').map((event) => event.type === 'tool_end' && event.isError)).toEqual([false, false, true, true]);
+  expect(
+    events.filter((event) => event.type === 'tool_end').map((event) => event.type === 'tool_end' && event.isError),
+  ).toEqual([false, false, true, true]);
 });
 
 test('the same id in two different batches is not a duplicate', async () => {
-  const echo = defineTool({ name: 'echo', description: 'echo', parameters: Type.Object({}), execute: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
+  const echo = defineTool({
+    name: 'echo',
+    description: 'echo',
+    parameters: Type.Object({}),
+    execute: () => ({ content: [{ type: 'text', text: 'ok' }] }),
+  });
   const executor = await createExecutor({ tools: [echo] });
   const first = await executor.executeBatch([call('a', 'echo')]);
   const second = await executor.executeBatch([call('a', 'echo')]);

@@ -11,7 +11,15 @@ import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import { describe, expect, test } from 'vitest';
-import { ERROR_CODES, ToolpoolError, ToolpoolTypeError, defineTool, isToolpoolError, type ToolEndEvent, type ToolErrorCode } from '../src/index.ts';
+import {
+  ERROR_CODES,
+  ToolpoolError,
+  ToolpoolTypeError,
+  defineTool,
+  isToolpoolError,
+  type ToolEndEvent,
+  type ToolErrorCode,
+} from '../src/index.ts';
 import { reportedCode } from '../src/core/error-codes.ts';
 import { refuseCalls } from '../src/agent/refused-calls.ts';
 import type { BatchOptions, ExecutorOptions, ToolCall } from '../src/index.ts';
@@ -34,13 +42,17 @@ describe('ToolpoolError', () => {
   });
 
   test('a thrown option error has a code and stays a TypeError', async () => {
-    const thrown = await createExecutor({ tools: [], nonsense: true } as unknown as ExecutorOptions).catch((error: unknown) => error);
+    const thrown = await createExecutor({ tools: [], nonsense: true } as unknown as ExecutorOptions).catch(
+      (error: unknown) => error,
+    );
     expect(thrown).toBeInstanceOf(TypeError);
     expect(isToolpoolError(thrown) && thrown.code).toBe('TOOLPOOL_ERR_INVALID_OPTION');
   });
 
   test('isToolpoolError holds for an error of another copy of toolpool and of another realm (the Symbol.for brand)', async () => {
-    const copy = (await import(/* @vite-ignore */ new URL('../src/core/error-codes.ts?another-copy', import.meta.url).href)) as typeof import('../src/core/error-codes.ts');
+    const copy = (await import(
+      /* @vite-ignore */ new URL('../src/core/error-codes.ts?another-copy', import.meta.url).href
+    )) as typeof import('../src/core/error-codes.ts');
     expect(copy.ToolpoolError).not.toBe(ToolpoolError);
     const fromCopy = new copy.ToolpoolError('TOOLPOOL_ERR_CLOSED', 'x');
     expect(isToolpoolError(fromCopy)).toBe(true);
@@ -63,7 +75,18 @@ describe('ToolpoolError', () => {
     expect(isToolpoolError(Object.assign(new Error('x'), { code: 'TIMEOUT' }))).toBe(false);
     expect(isToolpoolError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isToolpoolError(Object.assign(new Error('x'), { code: 'toString' }))).toBe(false);
-    expect(isToolpoolError(new Proxy({}, { get: () => { throw new Error('trap'); } }))).toBe(false);
+    expect(
+      isToolpoolError(
+        new Proxy(
+          {},
+          {
+            get: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
+      ),
+    ).toBe(false);
     expect(isToolpoolError(null)).toBe(false);
   });
 
@@ -81,13 +104,25 @@ describe('ToolpoolError', () => {
 
   test('a tool cannot report a host code for its own failure: only codes about the call itself are kept', () => {
     expect(reportedCode('RESULT_TOO_LARGE')).toBe('RESULT_TOO_LARGE');
-    for (const forged of ['NOT_APPROVED', 'BLOCKED', 'CLOSED', 'NOT_FOUND', 'TOOLPOOL_ERR_CLOSED', undefined, 42, '__proto__']) expect(reportedCode(forged)).toBe('THREW');
+    for (const forged of [
+      'NOT_APPROVED',
+      'BLOCKED',
+      'CLOSED',
+      'NOT_FOUND',
+      'TOOLPOOL_ERR_CLOSED',
+      undefined,
+      42,
+      '__proto__',
+    ])
+      expect(reportedCode(forged)).toBe('THREW');
   });
 });
 
 describe('src throws ToolpoolErrors', () => {
   test('at most 10 plain throws are left in src, each with a comment saying why', () => {
-    const files = execFileSync('git', ['ls-files', 'src'], { cwd: root, encoding: 'utf8' }).split('\n').filter((file) => file.endsWith('.ts'));
+    const files = execFileSync('git', ['ls-files', 'src'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => file.endsWith('.ts'));
     const plain: string[] = [];
     for (const file of files) {
       const lines = readFileSync(`${root}${file}`, 'utf8').split('\n');
@@ -95,7 +130,10 @@ describe('src throws ToolpoolErrors', () => {
         if (!/throw new (Error|TypeError|RangeError)\(/.test(line)) return;
         plain.push(`${file}:${index + 1}`);
         const above = lines.slice(Math.max(0, index - 2), index).some((text) => text.trim().startsWith('//'));
-        expect(above, `${file}:${index + 1} needs a comment (in the two lines above) saying why it is a plain throw`).toBe(true);
+        expect(
+          above,
+          `${file}:${index + 1} needs a comment (in the two lines above) saying why it is a plain throw`,
+        ).toBe(true);
       });
     }
     expect(plain.length).toBeLessThanOrEqual(10);
@@ -124,32 +162,76 @@ aborted.abort();
 const rows: Row[] = [
   { code: 'NOT_FOUND', calls: [call('c', 'missing')] },
   { code: 'INVALID_ARGUMENTS', calls: [call('c', 'plain', { n: 'not a number' })] },
-  { code: 'PREPARE_FAILED', options: { tools: [tool('plain', { prepareArguments: () => { throw new Error('no'); } })] } },
+  {
+    code: 'PREPARE_FAILED',
+    options: {
+      tools: [
+        tool('plain', {
+          prepareArguments: () => {
+            throw new Error('no');
+          },
+        }),
+      ],
+    },
+  },
   { code: 'DUPLICATE_CALL_ID', calls: [call('c', 'plain'), call('c', 'plain')] },
   { code: 'NOT_APPROVED', options: { tools: [tool('plain', { needsApproval: true })] } },
-  { code: 'REJECTED', options: { tools: [tool('plain', { needsApproval: true })] }, batch: { approvals: { rejected: { c: 'no' } } } },
+  {
+    code: 'REJECTED',
+    options: { tools: [tool('plain', { needsApproval: true })] },
+    batch: { approvals: { rejected: { c: 'no' } } },
+  },
   { code: 'BLOCKED', options: { beforeToolCall: () => ({ block: true }) } },
   { code: 'STOPPED', options: { beforeToolCall: () => ({ stop: true }) } },
-  { code: 'HOOK_FAILED', options: { beforeToolCall: () => { throw new Error('hook'); } } },
+  {
+    code: 'HOOK_FAILED',
+    options: {
+      beforeToolCall: () => {
+        throw new Error('hook');
+      },
+    },
+  },
   { code: 'FAILED', options: { afterToolCall: () => ({ isError: true }) } },
   { code: 'ABORTED', batch: { signal: aborted.signal } },
   {
     code: 'TIMEOUT',
     options: {
-      tools: [tool('plain', { limits: { timeoutMs: 50 }, execute: (_args: unknown, ctx: { signal: AbortSignal }) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))) })],
+      tools: [
+        tool('plain', {
+          limits: { timeoutMs: 50 },
+          execute: (_args: unknown, ctx: { signal: AbortSignal }) =>
+            new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+        }),
+      ],
     },
   },
   { code: 'INVALID_RESULT', options: { tools: [tool('plain', { execute: () => ({ nothing: true }) })] } },
   // A tool that throws text and a code of the host's own still gets THREW: the code is the host's word, never the tool's.
   {
     code: 'THREW',
-    options: { tools: [tool('plain', { execute: () => { throw Object.assign(new Error('Tool timed out after 5 ms (limit timeoutMs).'), { code: 'TIMEOUT' }); } })] },
+    options: {
+      tools: [
+        tool('plain', {
+          execute: () => {
+            throw Object.assign(new Error('Tool timed out after 5 ms (limit timeoutMs).'), { code: 'TIMEOUT' });
+          },
+        }),
+      ],
+    },
   },
   // The worker tier: a throw, a crash, a result over the limit, the memory limit.
   { code: 'THREW', options: { tools: [fixture('probe.ts')] }, calls: [call('c', 'probe', { action: 'throw' })] },
   { code: 'CRASHED', options: { tools: [fixture('probe.ts')] }, calls: [call('c', 'probe', { action: 'exit' })] },
-  { code: 'RESULT_TOO_LARGE', options: { tools: [fixture('probe.ts')], limits: { maxResultBytes: 1024 } }, calls: [call('c', 'probe', { action: 'ok', tag: 'x'.repeat(4096) })] },
-  { code: 'MEMORY_LIMIT', options: { tools: [fixture('hostile/heap-bomb.ts')], limits: { maxMemoryMb: 64 } }, calls: [call('c', 'heap_bomb')] },
+  {
+    code: 'RESULT_TOO_LARGE',
+    options: { tools: [fixture('probe.ts')], limits: { maxResultBytes: 1024 } },
+    calls: [call('c', 'probe', { action: 'ok', tag: 'x'.repeat(4096) })],
+  },
+  {
+    code: 'MEMORY_LIMIT',
+    options: { tools: [fixture('hostile/heap-bomb.ts')], limits: { maxMemoryMb: 64 } },
+    calls: [call('c', 'heap_bomb')],
+  },
 ];
 
 describe('a failed call carries its errorCode on tool_end and on its result message', () => {
@@ -175,17 +257,21 @@ describe('a failed call carries its errorCode on tool_end and on its result mess
 
   test('every result code of the table is tested here once (CLOSED and CRASHED of other tiers are set where those tiers fail)', () => {
     const tested = new Set(rows.map((row) => row.code));
-    const resultCodes = Object.entries(ERROR_CODES).filter(([, kind]) => kind === 'result').map(([code]) => code);
+    const resultCodes = Object.entries(ERROR_CODES)
+      .filter(([, kind]) => kind === 'result')
+      .map(([code]) => code);
     expect(resultCodes.filter((code) => !tested.has(code as ToolErrorCode))).toEqual(['CLOSED']);
   });
 });
 
 /** The table of docs/errors.md, made from the doc comments of ERROR_CODES. */
 function errorCodeTable(source: string): string {
-  const rows = [...source.matchAll(/\/\*\* ([^*]+?) \*\/\n\s+(\w+): '(thrown|result)',/g)].map(([, doc, code, kind]) => {
-    const where = kind === 'thrown' ? 'thrown (`e.code`)' : '`tool_end` / result (`errorCode`)';
-    return `| \`${code}\` | ${where} | ${doc!.replace(/\|/g, '\\|')} |`;
-  });
+  const rows = [...source.matchAll(/\/\*\* ([^*]+?) \*\/\n\s+(\w+): '(thrown|result)',/g)].map(
+    ([, doc, code, kind]) => {
+      const where = kind === 'thrown' ? 'thrown (`e.code`)' : '`tool_end` / result (`errorCode`)';
+      return `| \`${code}\` | ${where} | ${doc!.replace(/\|/g, '\\|')} |`;
+    },
+  );
   return ['| Code | Where | What it means, and what to do |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
@@ -202,7 +288,11 @@ describe('docs/errors.md', () => {
 
 describe('calls the Agent answers without running them', () => {
   test('carry the errorCode it gives on the result and the tool_end event', () => {
-    const { results, events } = refuseCalls([{ type: 'toolCall', id: 'c', name: 'plain', arguments: {} }], () => 'not run', 'ABORTED');
+    const { results, events } = refuseCalls(
+      [{ type: 'toolCall', id: 'c', name: 'plain', arguments: {} }],
+      () => 'not run',
+      'ABORTED',
+    );
     expect(results[0]).toMatchObject({ isError: true, errorCode: 'ABORTED' });
     expect(events.at(-1)).toMatchObject({ type: 'tool_end', isError: true, errorCode: 'ABORTED' });
   });

@@ -48,7 +48,12 @@ describe('OrderedEmitter', () => {
 });
 
 describe('a listener that throws, by default', () => {
-  const echo = defineTool({ name: 'echo', description: 'x', parameters: Type.Object({}), execute: () => ({ content: [] }) });
+  const echo = defineTool({
+    name: 'echo',
+    description: 'x',
+    parameters: Type.Object({}),
+    execute: () => ({ content: [] }),
+  });
 
   test('executor.subscribe: reported once, naming the line that subscribed it, however many events it fails', async () => {
     const warnings = captureWarnings();
@@ -69,7 +74,9 @@ describe('a listener that throws, by default', () => {
     expect(warnings[0]).toMatch(
       /^toolpool: an event listener threw: the UI is gone \(the listener was subscribed at .*test\/events\.test\.ts:\d+:\d+\)\. Further errors of this listener are not reported; catch them in the listener to see each one\.$/,
     );
-    expect(warnings[1]).toMatch(/^toolpool: an event listener threw: the log is full \(the listener was subscribed at .*test\/events\.test\.ts:\d+:\d+\)/);
+    expect(warnings[1]).toMatch(
+      /^toolpool: an event listener threw: the log is full \(the listener was subscribed at .*test\/events\.test\.ts:\d+:\d+\)/,
+    );
     expect(warnings.join('\n')).not.toMatch(/src\/(events|executor)\.ts/);
   });
 
@@ -77,7 +84,10 @@ describe('a listener that throws, by default', () => {
     const warnings = captureWarnings();
     const executor = await createExecutor({ tools: [echo] });
     try {
-      const agent = new Agent({ model: scriptedModel([{ toolCalls: [{ name: 'echo', arguments: {} }] }, { text: 'done' }]), executor });
+      const agent = new Agent({
+        model: scriptedModel([{ toolCalls: [{ name: 'echo', arguments: {} }] }, { text: 'done' }]),
+        executor,
+      });
       agent.subscribe(() => {
         throw new Error('render failed');
       });
@@ -87,6 +97,8 @@ describe('a listener that throws, by default', () => {
       await executor.close();
     }
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^toolpool: an event listener threw: render failed \(the listener was subscribed at .*test\/events\.test\.ts:\d+:\d+\)/);
+    expect(warnings[0]).toMatch(
+      /^toolpool: an event listener threw: render failed \(the listener was subscribed at .*test\/events\.test\.ts:\d+:\d+\)/,
+    );
   });
 });

@@ -35,28 +35,129 @@ const errorMatching = (pattern: RegExp) => (result: ToolResultMessage) => {
 };
 
 const cases: HostileCase[] = [
-  { name: 'busy loop', fixture: 'busy-loop.ts', options: { limits: { timeoutMs: 300, abortGraceMs: 100 } }, expectResult: errorMatching(/timed out after 300 ms .*killed after the grace period/) },
-  { name: 'never-settling promise', fixture: 'never-settles.ts', options: { limits: { timeoutMs: 300, abortGraceMs: 100 } }, expectResult: errorMatching(/timed out after 300 ms .*killed/) },
-  { name: 'heap bomb', fixture: 'heap-bomb.ts', options: { limits: { maxMemoryMb: 64 } }, expectResult: errorMatching(/memory limit \(maxMemoryMb: 64 MB\)/) },
-  { name: 'Buffer bomb (process tier caps the whole process)', fixture: 'buffer-bomb.ts', options: { limits: { maxMemoryMb: 128 } }, expectResult: errorMatching(/memory limit \(maxMemoryMb: 128 MB\)/) },
-  { name: 'deep recursion', fixture: 'deep-recursion.ts', expectResult: errorMatching(/Maximum call stack size exceeded/) },
+  {
+    name: 'busy loop',
+    fixture: 'busy-loop.ts',
+    options: { limits: { timeoutMs: 300, abortGraceMs: 100 } },
+    expectResult: errorMatching(/timed out after 300 ms .*killed after the grace period/),
+  },
+  {
+    name: 'never-settling promise',
+    fixture: 'never-settles.ts',
+    options: { limits: { timeoutMs: 300, abortGraceMs: 100 } },
+    expectResult: errorMatching(/timed out after 300 ms .*killed/),
+  },
+  {
+    name: 'heap bomb',
+    fixture: 'heap-bomb.ts',
+    options: { limits: { maxMemoryMb: 64 } },
+    expectResult: errorMatching(/memory limit \(maxMemoryMb: 64 MB\)/),
+  },
+  {
+    name: 'Buffer bomb (process tier caps the whole process)',
+    fixture: 'buffer-bomb.ts',
+    options: { limits: { maxMemoryMb: 128 } },
+    expectResult: errorMatching(/memory limit \(maxMemoryMb: 128 MB\)/),
+  },
+  {
+    name: 'deep recursion',
+    fixture: 'deep-recursion.ts',
+    expectResult: errorMatching(/Maximum call stack size exceeded/),
+  },
   { name: 'process.exit', fixture: 'exit.ts', expectResult: errorMatching(/worker exited with code 3/) },
   { name: 'uncaught error in a timer', fixture: 'timer-throw.ts', expectResult: errorMatching(/boom from a timer/) },
-  { name: 'error after return', fixture: 'error-after-return.ts', expectResult: (r) => expect(textOf(r)).toBe('returned') },
-  { name: 'unhandled rejection after return', fixture: 'rejection-after-return.ts', expectResult: (r) => expect(textOf(r)).toBe('returned') },
-  { name: 'process.kill of its own pid (process tier)', fixture: 'kill-own-pid.ts', expectResult: errorMatching(/isolation process died \(signal SIGKILL\)/) },
-  { name: 'native crash, SIGSEGV (process tier)', fixture: 'native-crash.ts', expectResult: errorMatching(/isolation process died \(signal SIGSEGV\)/) },
-  { name: 'reading a secret from process.env', fixture: 'read-env.ts', target: 'TOOLPOOL_TEST_SECRET', expectResult: (r) => { expect(textOf(r)).toBe('(unset)'); expect(r.details).toEqual({ names: [] }); } },
-  { name: 'reading /etc/passwd with permissions on', fixture: 'read-file.ts', options: locked, target: '/etc/passwd', expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/) },
-  { name: 'writing outside the scratch root with permissions on', fixture: 'write-file.ts', options: locked, target: outside, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/), expectHost: () => expect(existsSync(outside)).toBe(false) },
-  { name: 'spawning a child process with permissions on', fixture: 'spawn-child.ts', options: locked, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/) },
-  { name: 'spawning a nested worker with permissions on', fixture: 'nested-worker.ts', options: locked, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/) },
-  { name: 'loading a native addon with permissions on', fixture: 'native-addon.ts', options: locked, expectResult: errorMatching(/loading addons is disabled/) },
-  { name: 'a 64 MiB result', fixture: 'huge-result.ts', expectResult: errorMatching(/result is \d+ bytes, over the limit maxResultBytes \(8388608 bytes\)/) },
-  { name: 'an update flood of 200,000 updates', fixture: 'update-flood.ts', expectResult: (r) => expect(textOf(r)).toBe('flood done') },
-  { name: 'a non-cloneable result (class instance with methods)', fixture: 'non-cloneable.ts', expectResult: errorMatching(/result.details.handle is an instance of Handle, not plain data/) },
-  { name: 'a result with a __proto__ key', fixture: 'proto-key.ts', expectResult: (r) => { expect(r.isError).toBe(false); expect(Object.getPrototypeOf(r.details)).toBe(Object.prototype); }, expectHost: () => expect(({} as Record<string, unknown>).polluted).toBeUndefined() },
-  { name: 'mutating Object.prototype inside the worker', fixture: 'mutate-prototype.ts', expectResult: (r) => expect(textOf(r)).toBe('mutated'), expectHost: () => expect(({} as Record<string, unknown>).hijacked).toBeUndefined() },
+  {
+    name: 'error after return',
+    fixture: 'error-after-return.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('returned'),
+  },
+  {
+    name: 'unhandled rejection after return',
+    fixture: 'rejection-after-return.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('returned'),
+  },
+  {
+    name: 'process.kill of its own pid (process tier)',
+    fixture: 'kill-own-pid.ts',
+    expectResult: errorMatching(/isolation process died \(signal SIGKILL\)/),
+  },
+  {
+    name: 'native crash, SIGSEGV (process tier)',
+    fixture: 'native-crash.ts',
+    expectResult: errorMatching(/isolation process died \(signal SIGSEGV\)/),
+  },
+  {
+    name: 'reading a secret from process.env',
+    fixture: 'read-env.ts',
+    target: 'TOOLPOOL_TEST_SECRET',
+    expectResult: (r) => {
+      expect(textOf(r)).toBe('(unset)');
+      expect(r.details).toEqual({ names: [] });
+    },
+  },
+  {
+    name: 'reading /etc/passwd with permissions on',
+    fixture: 'read-file.ts',
+    options: locked,
+    target: '/etc/passwd',
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/),
+  },
+  {
+    name: 'writing outside the scratch root with permissions on',
+    fixture: 'write-file.ts',
+    options: locked,
+    target: outside,
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/),
+    expectHost: () => expect(existsSync(outside)).toBe(false),
+  },
+  {
+    name: 'spawning a child process with permissions on',
+    fixture: 'spawn-child.ts',
+    options: locked,
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/),
+  },
+  {
+    name: 'spawning a nested worker with permissions on',
+    fixture: 'nested-worker.ts',
+    options: locked,
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/),
+  },
+  {
+    name: 'loading a native addon with permissions on',
+    fixture: 'native-addon.ts',
+    options: locked,
+    expectResult: errorMatching(/loading addons is disabled/),
+  },
+  {
+    name: 'a 64 MiB result',
+    fixture: 'huge-result.ts',
+    expectResult: errorMatching(/result is \d+ bytes, over the limit maxResultBytes \(8388608 bytes\)/),
+  },
+  {
+    name: 'an update flood of 200,000 updates',
+    fixture: 'update-flood.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('flood done'),
+  },
+  {
+    name: 'a non-cloneable result (class instance with methods)',
+    fixture: 'non-cloneable.ts',
+    expectResult: errorMatching(/result.details.handle is an instance of Handle, not plain data/),
+  },
+  {
+    name: 'a result with a __proto__ key',
+    fixture: 'proto-key.ts',
+    expectResult: (r) => {
+      expect(r.isError).toBe(false);
+      expect(Object.getPrototypeOf(r.details)).toBe(Object.prototype);
+    },
+    expectHost: () => expect(({} as Record<string, unknown>).polluted).toBeUndefined(),
+  },
+  {
+    name: 'mutating Object.prototype inside the worker',
+    fixture: 'mutate-prototype.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('mutated'),
+    expectHost: () => expect(({} as Record<string, unknown>).hijacked).toBeUndefined(),
+  },
 ];
 
 describe('hostile tools', () => {

@@ -12,18 +12,29 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('limits', () => {
   test("a tool's own limits override the executor's, and a different heap limit gets its own pool", async () => {
-    const executor = await createExecutor({ tools: [fixture('limited-sleeper.ts'), fixture('probe.ts')], limits: { timeoutMs: 10_000 } });
-    const { results } = await executor.executeBatch([call('1', 'limited_sleeper', { ms: 10 }), call('2', 'limited_sleeper', { ms: 5_000 })]);
+    const executor = await createExecutor({
+      tools: [fixture('limited-sleeper.ts'), fixture('probe.ts')],
+      limits: { timeoutMs: 10_000 },
+    });
+    const { results } = await executor.executeBatch([
+      call('1', 'limited_sleeper', { ms: 10 }),
+      call('2', 'limited_sleeper', { ms: 5_000 }),
+    ]);
     // The worker's own resource limits: the tool's 64 MB pool, not the default 256 MB one. (V8's
     // heap_size_limit adds a young generation whose size differs per Node line, so it is not compared.)
     expect(results[0]!.details).toEqual({ oldGenerationMb: 64 });
-    expect(textOf(results[1]!)).toBe('Tool timed out after 200 ms (limit timeoutMs); it stopped when its signal fired.');
+    expect(textOf(results[1]!)).toBe(
+      'Tool timed out after 200 ms (limit timeoutMs); it stopped when its signal fired.',
+    );
   });
 
   test('a timeout counts from the moment the tool starts, not from when it was queued', async () => {
     // One worker: the second call waits ~150 ms behind the first, then needs 100 ms of its own 200 ms.
     const executor = await createExecutor({ tools: [fixture('limited-sleeper.ts')], workers: { min: 1, max: 1 } });
-    const { results } = await executor.executeBatch([call('1', 'limited_sleeper', { ms: 150 }), call('2', 'limited_sleeper', { ms: 100 })]);
+    const { results } = await executor.executeBatch([
+      call('1', 'limited_sleeper', { ms: 150 }),
+      call('2', 'limited_sleeper', { ms: 100 }),
+    ]);
     expect(results.map(textOf)).toEqual(['slept 150', 'slept 100']);
   });
 
@@ -62,7 +73,8 @@ describe('environment', () => {
     const none = await createExecutor({ tools: [fixture('hostile/read-env.ts')] });
     const listed = await createExecutor({ tools: [fixture('hostile/read-env.ts')], env: ['TOOLPOOL_VISIBLE'] });
     const exact = await createExecutor({ tools: [fixture('hostile/read-env.ts')], env: { TOOLPOOL_VISIBLE: 'given' } });
-    const read = async (executor: typeof none, target: string) => textOf((await executor.executeBatch([call('1', 'read_env', { target })])).results[0]!);
+    const read = async (executor: typeof none, target: string) =>
+      textOf((await executor.executeBatch([call('1', 'read_env', { target })])).results[0]!);
     expect(await read(none, 'TOOLPOOL_SECRET_TOKEN')).toBe('(unset)');
     expect(await read(none, 'TOOLPOOL_VISIBLE')).toBe('(unset)');
     expect(await read(listed, 'TOOLPOOL_VISIBLE')).toBe('visible');
@@ -81,9 +93,15 @@ describe('permissions', () => {
       const executor = await createExecutor({
         tools: [fixture('hostile/read-file.ts'), fixture('hostile/read-via-host.ts')],
         permissions: { fsRead: [scratch] },
-        host: { readRecord: async (path: string) => (path === secret ? 'the record (granted by the host)' : 'denied by the host') },
+        host: {
+          readRecord: async (path: string) =>
+            path === secret ? 'the record (granted by the host)' : 'denied by the host',
+        },
       });
-      const { results } = await executor.executeBatch([call('1', 'read_any_file', { target: allowed }), call('2', 'read_via_host', { target: secret })]);
+      const { results } = await executor.executeBatch([
+        call('1', 'read_any_file', { target: allowed }),
+        call('2', 'read_via_host', { target: secret }),
+      ]);
       expect(textOf(results[0]!)).toBe('inside');
       expect(textOf(results[1]!)).toBe('the record (granted by the host)');
       expect(results[1]!.details).toEqual({ direct: 'denied: ERR_ACCESS_DENIED' });
@@ -93,9 +111,15 @@ describe('permissions', () => {
   });
 
   test('bad permission options are rejected with what to do', async () => {
-    await expect(create({ tools: [], permissions: { fsRead: '/tmp' as never } })).rejects.toThrow(/permissions.fsRead must be an array of paths/);
-    await expect(create({ tools: [], permissions: { read: [] } as never })).rejects.toThrow(/unknown option "permissions.read"; the known options of permissions are fsRead, fsWrite/);
-    await expect(create({ tools: [], isolation: 'vm' as never })).rejects.toThrow(/isolation must be "worker", "process" or "sandbox"/);
+    await expect(create({ tools: [], permissions: { fsRead: '/tmp' as never } })).rejects.toThrow(
+      /permissions.fsRead must be an array of paths/,
+    );
+    await expect(create({ tools: [], permissions: { read: [] } as never })).rejects.toThrow(
+      /unknown option "permissions.read"; the known options of permissions are fsRead, fsWrite/,
+    );
+    await expect(create({ tools: [], isolation: 'vm' as never })).rejects.toThrow(
+      /isolation must be "worker", "process" or "sandbox"/,
+    );
     await expect(create({ tools: [], env: 'PATH' as never })).rejects.toThrow(/env must be a list of variable names/);
   });
 });
@@ -109,22 +133,35 @@ describe('host functions', () => {
     hang: () => new Promise<never>(() => {}),
   };
 
-  test.each(['worker', 'process'] as const)('in the %s tier: results, thrown errors as rejections, cancellation when the call ends', async (isolation) => {
-    const executor = await createExecutor({ tools: [fixture('host-user.ts')], host, isolation, workers: { min: 1, max: 1 } });
-    const run = async (action: string, value?: string) =>
-      textOf((await executor.executeBatch([call('1', 'host_user', value ? { action, value } : { action })])).results[0]!);
-    expect(await run('echo', 'hi')).toBe('host says hi');
-    expect(await run('fail')).toBe('rejected: the host refused');
-    expect(await run('leave-pending')).toBe('returned with a host call pending');
-    expect(await run('report')).toBe('Host call hang() cancelled: the tool call ended.');
-  });
+  test.each(['worker', 'process'] as const)(
+    'in the %s tier: results, thrown errors as rejections, cancellation when the call ends',
+    async (isolation) => {
+      const executor = await createExecutor({
+        tools: [fixture('host-user.ts')],
+        host,
+        isolation,
+        workers: { min: 1, max: 1 },
+      });
+      const run = async (action: string, value?: string) =>
+        textOf(
+          (await executor.executeBatch([call('1', 'host_user', value ? { action, value } : { action })])).results[0]!,
+        );
+      expect(await run('echo', 'hi')).toBe('host says hi');
+      expect(await run('fail')).toBe('rejected: the host refused');
+      expect(await run('leave-pending')).toBe('returned with a host call pending');
+      expect(await run('report')).toBe('Host call hang() cancelled: the tool call ended.');
+    },
+  );
 });
 
 describe('process tier', () => {
   test('runs tools in a child process, relays updates, respawns after the child dies, leaves nothing after close', async () => {
     const executor = await create({ tools: [fixture('probe.ts')], isolation: 'process' });
     const events = recordEvents(executor);
-    const first = await executor.executeBatch([call('1', 'probe', { action: 'updates', count: 5 }), call('2', 'probe', { action: 'where' })]);
+    const first = await executor.executeBatch([
+      call('1', 'probe', { action: 'updates', count: 5 }),
+      call('2', 'probe', { action: 'where' }),
+    ]);
     expect(textOf(first.results[0]!)).toBe('sent 5 updates');
     expect(events.filter((e) => e.type === 'tool_update')).toHaveLength(5);
     const [child] = childPids();
@@ -144,15 +181,26 @@ describe('process tier', () => {
   test('permissions apply inside the process tier too', async () => {
     const allowed = join(scratch, 'process-allowed.txt');
     writeFileSync(allowed, 'inside, from the child');
-    const executor = await createExecutor({ tools: [fixture('hostile/read-file.ts')], isolation: 'process', permissions: { fsRead: [scratch] } });
-    const { results } = await executor.executeBatch([call('1', 'read_any_file', { target: allowed }), call('2', 'read_any_file', { target: '/etc/passwd' })]);
+    const executor = await createExecutor({
+      tools: [fixture('hostile/read-file.ts')],
+      isolation: 'process',
+      permissions: { fsRead: [scratch] },
+    });
+    const { results } = await executor.executeBatch([
+      call('1', 'read_any_file', { target: allowed }),
+      call('2', 'read_any_file', { target: '/etc/passwd' }),
+    ]);
     expect(textOf(results[0]!)).toBe('inside, from the child');
     expect(results[1]!.isError).toBe(true);
     expect(textOf(results[1]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
   });
 
   test('a timeout in the process tier kills the busy tool for real and the child keeps serving', async () => {
-    const executor = await createExecutor({ tools: [fixture('hostile/busy-loop.ts'), fixture('probe.ts')], isolation: 'process', limits: { timeoutMs: 300, abortGraceMs: 100 } });
+    const executor = await createExecutor({
+      tools: [fixture('hostile/busy-loop.ts'), fixture('probe.ts')],
+      isolation: 'process',
+      limits: { timeoutMs: 300, abortGraceMs: 100 },
+    });
     const { results } = await executor.executeBatch([call('1', 'busy_loop'), call('2', 'probe', { action: 'ok' })]);
     expect(textOf(results[0]!)).toMatch(/timed out after 300 ms.*killed after the grace period/);
     expect(textOf(results[1]!)).toBe('ok');

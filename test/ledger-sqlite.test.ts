@@ -27,7 +27,9 @@ describe.skipIf(!hasSqlite)('sqliteLedger (node:sqlite exists on this line)', ()
     const path = join(folder, 'locked.db');
     const holder = sqliteLedger(path);
     // node:sqlite's types are not in this @types/node: only what is used here.
-    const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (path: string) => { exec(sql: string): void; close(): void } };
+    const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+      DatabaseSync: new (path: string) => { exec(sql: string): void; close(): void };
+    };
     const lock = new DatabaseSync(path);
     lock.exec('BEGIN EXCLUSIVE');
     const runs: string[] = [];
@@ -45,7 +47,11 @@ describe.skipIf(!hasSqlite)('sqliteLedger (node:sqlite exists on this line)', ()
     try {
       const batch = await executor.executeBatch([call('c1', 'pay')], { runId: 'r' });
       expect(runs).toEqual([]);
-      expect(textOf(batch.results[0]!)).toMatch(new RegExp(`^Not run: the call could not be recorded in the ledger sqliteLedger\\(${path.replaceAll('/', '\\/')}\\) \\(database is locked\\)`));
+      expect(textOf(batch.results[0]!)).toMatch(
+        new RegExp(
+          `^Not run: the call could not be recorded in the ledger sqliteLedger\\(${path.replaceAll('/', '\\/')}\\) \\(database is locked\\)`,
+        ),
+      );
     } finally {
       lock.exec('ROLLBACK');
       lock.close();
@@ -58,6 +64,10 @@ describe.skipIf(!hasSqlite)('sqliteLedger (node:sqlite exists on this line)', ()
 
 describe.skipIf(hasSqlite)('sqliteLedger on a line without node:sqlite', () => {
   test('refuses at creation, naming the Node version it needs', () => {
-    expect(() => sqliteLedger(join(folder, 'never.db'))).toThrow(new RegExp(`sqliteLedger needs node:sqlite, which Node ${process.versions.node} does not have: use Node 22\\.13 or later`));
+    expect(() => sqliteLedger(join(folder, 'never.db'))).toThrow(
+      new RegExp(
+        `sqliteLedger needs node:sqlite, which Node ${process.versions.node} does not have: use Node 22\\.13 or later`,
+      ),
+    );
   });
 });

@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterAll, describe, expect, test } from 'vitest';
-import { Agent, defineTool, memoryLedger, scriptedModel, type Ledger, type LedgerRecord, type ToolEndEvent } from '../src/index.ts';
+import {
+  Agent,
+  defineTool,
+  memoryLedger,
+  scriptedModel,
+  type Ledger,
+  type LedgerRecord,
+  type ToolEndEvent,
+} from '../src/index.ts';
 import { folderLedger } from '../src/examples/ledger.examples.ts';
 import { call, fixture, recordEvents, textOf, useExecutors } from './support/executors.ts';
 
@@ -32,12 +40,17 @@ function payTool(runs: string[], annotations?: { idempotentHint?: boolean }) {
   });
 }
 
-const endOf = (events: { type: string }[], id: string) => events.find((event) => event.type === 'tool_end' && (event as ToolEndEvent).toolCallId === id) as ToolEndEvent;
+const endOf = (events: { type: string }[], id: string) =>
+  events.find((event) => event.type === 'tool_end' && (event as ToolEndEvent).toolCallId === id) as ToolEndEvent;
 
 /** A ledger that holds a record the test wrote, as another host would have. */
 function ledgerWith(record: LedgerRecord): Ledger {
   const ledger = memoryLedger();
-  return { ...ledger, name: 'test ledger', claim: async (key, start) => (key.callId === 'c1' ? record : ledger.claim(key, start)) };
+  return {
+    ...ledger,
+    name: 'test ledger',
+    claim: async (key, start) => (key.callId === 'c1' ? record : ledger.claim(key, start)),
+  };
 }
 
 describe('ledger: a keyed call runs at most once', () => {
@@ -48,7 +61,11 @@ describe('ledger: a keyed call runs at most once', () => {
     const first = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
     const second = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
     expect(runs).toEqual(['r1:c1:5:ann']);
-    expect(second.results[0]).toMatchObject({ isError: false, content: first.results[0]!.content, details: { amount: 5 } });
+    expect(second.results[0]).toMatchObject({
+      isError: false,
+      content: first.results[0]!.content,
+      details: { amount: 5 },
+    });
     const ends = events.filter((event): event is ToolEndEvent => event.type === 'tool_end');
     expect(ends.map((event) => event.replayed)).toEqual([undefined, true]);
     // Another run id, or none: another call.
@@ -73,7 +90,10 @@ describe('ledger: a keyed call runs at most once', () => {
       /^Not run again: this call of "pay" \(run "r1", call "c1"\) started at 2026-01-02T03:04:05\.000Z on host-a:1234 and its end was never recorded: it may already have run .* It was not run again/,
     );
 
-    const idempotent = await createExecutor({ tools: [payTool(runs, { idempotentHint: true })], ledger: ledgerWith(record) });
+    const idempotent = await createExecutor({
+      tools: [payTool(runs, { idempotentHint: true })],
+      ledger: ledgerWith(record),
+    });
     const again = await idempotent.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
     expect(again.results[0]!.isError).toBe(false);
     expect(runs).toEqual(['r1:c1:5:ann']);
@@ -85,7 +105,9 @@ describe('ledger: a keyed call runs at most once', () => {
     await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
     const other = await executor.executeBatch([call('c1', 'pay', { amount: 7, to: 'bob' })], { runId: 'r1' });
     expect(runs).toEqual(['r1:c1:5:ann']);
-    expect(textOf(other.results[0]!)).toMatch(/^Not run: the ledger already holds another call under run "r1", call "c1" \(tool "pay" with other arguments, started at/);
+    expect(textOf(other.results[0]!)).toMatch(
+      /^Not run: the ledger already holds another call under run "r1", call "c1" \(tool "pay" with other arguments, started at/,
+    );
   });
 
   test('a ledger that cannot be reached runs nothing: the error names the ledger and why', async () => {
@@ -99,14 +121,21 @@ describe('ledger: a keyed call runs at most once', () => {
       release: async () => undefined,
     };
     const executor = await createExecutor({ tools: [payTool(runs)], ledger: broken });
-    const batch = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' }), call('c2', 'pay', { amount: 6, to: 'bob' })], { runId: 'r1' });
+    const batch = await executor.executeBatch(
+      [call('c1', 'pay', { amount: 5, to: 'ann' }), call('c2', 'pay', { amount: 6, to: 'bob' })],
+      { runId: 'r1' },
+    );
     expect(runs).toEqual([]);
     for (const result of batch.results) {
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/^Not run: the call could not be recorded in the ledger brokenLedger\(db\.example:5432\) \(connect ECONNREFUSED\)\. A call that is not recorded could run twice/);
+      expect(textOf(result)).toMatch(
+        /^Not run: the call could not be recorded in the ledger brokenLedger\(db\.example:5432\) \(connect ECONNREFUSED\)\. A call that is not recorded could run twice/,
+      );
     }
     // Unkeyed batches do not touch the ledger.
-    expect((await executor.executeBatch([call('c3', 'pay', { amount: 5, to: 'ann' })])).results[0]!.isError).toBe(false);
+    expect((await executor.executeBatch([call('c3', 'pay', { amount: 5, to: 'ann' })])).results[0]!.isError).toBe(
+      false,
+    );
   });
 
   test('a result over the bound is recorded as its size and digest; a replay says it ran and that its result was not kept', async () => {
@@ -125,8 +154,13 @@ describe('ledger: a keyed call runs at most once', () => {
     await executor.executeBatch([call('b', 'big')], { runId: 'r' });
     const again = await executor.executeBatch([call('b', 'big')], { runId: 'r' });
     expect(runs).toEqual(['big']);
-    expect(textOf(again.results[0]!)).toMatch(/^Not run again: this call of "big" already ran .* Its result \(\d+ bytes of JSON, sha256 [0-9a-f]{64}\) was larger than the ledger keeps/);
-    const record = await ledger.claim({ runId: 'r', callId: 'b' }, { toolName: 'big', argsDigest: '', startedAt: 0, startedBy: '' });
+    expect(textOf(again.results[0]!)).toMatch(
+      /^Not run again: this call of "big" already ran .* Its result \(\d+ bytes of JSON, sha256 [0-9a-f]{64}\) was larger than the ledger keeps/,
+    );
+    const record = await ledger.claim(
+      { runId: 'r', callId: 'b' },
+      { toolName: 'big', argsDigest: '', startedAt: 0, startedBy: '' },
+    );
     expect(record?.end?.result).toBeUndefined();
     expect(record?.end?.omitted?.bytes).toBeGreaterThan(300 * 1024);
   });
@@ -143,7 +177,11 @@ describe('ledger: a keyed call runs at most once', () => {
   test('a concurrent batch: each call is claimed before it runs, and a second batch replays them all', async () => {
     const runs: string[] = [];
     const executor = await createExecutor({ tools: [payTool(runs)] });
-    const calls = [call('a', 'pay', { amount: 1, to: 'a' }), call('b', 'pay', { amount: 2, to: 'b' }), call('c', 'pay', { amount: 3, to: 'c' })];
+    const calls = [
+      call('a', 'pay', { amount: 1, to: 'a' }),
+      call('b', 'pay', { amount: 2, to: 'b' }),
+      call('c', 'pay', { amount: 3, to: 'c' }),
+    ];
     const first = await executor.executeBatch(calls, { runId: 'r' });
     const second = await executor.executeBatch(calls, { runId: 'r' });
     expect(runs).toHaveLength(3);
@@ -163,7 +201,10 @@ describe('ledger: a keyed call runs at most once', () => {
       },
     };
     const executor = await createExecutor({ tools: [payTool(runs)], ledger });
-    const aborted = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1', signal: controller.signal });
+    const aborted = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], {
+      runId: 'r1',
+      signal: controller.signal,
+    });
     expect(textOf(aborted.results[0]!)).toBe('Tool call aborted before it started.');
     expect(runs).toEqual([]);
     const retry = await executor.executeBatch([call('c1', 'pay', { amount: 5, to: 'ann' })], { runId: 'r1' });
@@ -173,7 +214,9 @@ describe('ledger: a keyed call runs at most once', () => {
 
   test('runId is checked', async () => {
     const executor = await createExecutor({ tools: [payTool([])] });
-    await expect(executor.executeBatch([call('a', 'pay', { amount: 1, to: 'a' })], { runId: '' })).rejects.toThrow(/runId must be a non-empty string/);
+    await expect(executor.executeBatch([call('a', 'pay', { amount: 1, to: 'a' })], { runId: '' })).rejects.toThrow(
+      /runId must be a non-empty string/,
+    );
     await expect(createExecutor({ tools: [payTool([])], ledger: {} as never })).rejects.toThrow(/ledger/);
   });
 
@@ -194,7 +237,12 @@ describe('ledger: a keyed call runs at most once', () => {
 
 describe('an approval is spent once (issue 31, item 4)', () => {
   const script = () =>
-    scriptedModel([{ text: 'paying', toolCalls: [{ id: 'big', name: 'pay', arguments: { amount: 500, to: 'ann' } }] }, { text: 'done' }, { text: 'done again' }, { text: 'and again' }]);
+    scriptedModel([
+      { text: 'paying', toolCalls: [{ id: 'big', name: 'pay', arguments: { amount: 500, to: 'ann' } }] },
+      { text: 'done' },
+      { text: 'done again' },
+      { text: 'and again' },
+    ]);
 
   for (const secret of [undefined, 'a secret of the host']) {
     test(`a snapshot taken before the approved call ran, restored after it ran, does not run it again (${secret ? 'signed' : 'unsigned'})`, async () => {

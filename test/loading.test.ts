@@ -11,7 +11,12 @@ const createExecutor = useExecutors();
 
 describe('loading tools', () => {
   test('TypeScript and JavaScript modules, paths and file URLs, and inline tools together', async () => {
-    const inline = defineTool({ name: 'inline', description: 'i', parameters: Type.Object({}), execute: () => ({ content: [{ type: 'text', text: 'inline ok' }] }) });
+    const inline = defineTool({
+      name: 'inline',
+      description: 'i',
+      parameters: Type.Object({}),
+      execute: () => ({ content: [{ type: 'text', text: 'inline ok' }] }),
+    });
     const executor = await createExecutor({
       tools: [exampleTool('calculator.ts'), pathToFileURL(fixture('plain-js-tool.mjs')), inline],
     });
@@ -29,7 +34,10 @@ describe('loading tools', () => {
     const root = await mkdtemp(join(tmpdir(), 'toolpool-read-'));
     await writeFile(join(root, 'note.txt'), 'hello from the root');
     const executor = await createExecutor({ tools: [{ module: exampleTool('read-file.ts'), options: { root } }] });
-    const { results } = await executor.executeBatch([call('1', 'read_file', { path: 'note.txt' }), call('2', 'read_file', { path: '../outside.txt' })]);
+    const { results } = await executor.executeBatch([
+      call('1', 'read_file', { path: 'note.txt' }),
+      call('2', 'read_file', { path: '../outside.txt' }),
+    ]);
     expect(textOf(results[0]!)).toBe('hello from the root');
     expect(results[1]!.isError).toBe(true);
     expect(textOf(results[1]!)).toMatch(/outside the workspace root/);
@@ -63,9 +71,21 @@ describe('bad tool modules make createExecutor reject with a clear message', () 
   test.each([
     ['a module that does not exist', fixture('nope.ts'), /Tool module .*nope\.ts could not be found/],
     ['no default export', fixture('no-default.ts'), /no-default\.ts has no default export made with defineTool\(\)/],
-    ['an invalid schema', fixture('bad-schema.ts'), /bad-schema\.ts has an invalid parameters schema: .*properties\/n\/type must be equal to one of the allowed values/],
-    ['a module that throws on import', fixture('throws-on-load.mjs'), /throws-on-load\.mjs failed to load: cannot initialise/],
-    ['a syntax error, with its file, line and column', fixture('syntax-error.mjs'), /syntax-error\.mjs failed to load: .*Unexpected identifier 'is'.* \(syntax error at .*syntax-error\.mjs:3:8\)$/],
+    [
+      'an invalid schema',
+      fixture('bad-schema.ts'),
+      /bad-schema\.ts has an invalid parameters schema: .*properties\/n\/type must be equal to one of the allowed values/,
+    ],
+    [
+      'a module that throws on import',
+      fixture('throws-on-load.mjs'),
+      /throws-on-load\.mjs failed to load: cannot initialise/,
+    ],
+    [
+      'a syntax error, with its file, line and column',
+      fixture('syntax-error.mjs'),
+      /syntax-error\.mjs failed to load: .*Unexpected identifier 'is'.* \(syntax error at .*syntax-error\.mjs:3:8\)$/,
+    ],
   ])('%s', async (_case, module, message) => {
     await expect(create({ tools: [module] })).rejects.toThrow(message);
   });
@@ -98,11 +118,19 @@ describe('bad options', () => {
     ['a bad tool entry', { tools: [42] }, /entry 0 is number; expected a module path/],
     ['a bad toolExecution', { tools: [], toolExecution: 'fast' }, /toolExecution must be "parallel" or "sequential"/],
     ['a bad hook', { tools: [], beforeToolCall: 'x' }, /beforeToolCall must be a function/],
-    ['an unknown limit', { tools: [], limits: { timeout: 5 } }, /unknown option "limits.timeout"; the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/],
+    [
+      'an unknown limit',
+      { tools: [], limits: { timeout: 5 } },
+      /unknown option "limits.timeout"; the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/,
+    ],
     ['a negative limit', { tools: [], limits: { timeoutMs: -1 } }, /timeoutMs must be a positive number/],
     ['a bad worker count', { tools: [], workers: { max: 0 } }, /workers.max must be an integer >= 1/],
     ['a host entry that is not a function', { tools: [], host: { x: 1 } }, /host.x must be a function/],
-    ['an inline tool with a bad name', { tools: [{ name: 'has space', description: '', parameters: {}, execute() {} }] }, /name" must be 1-64 letters/],
+    [
+      'an inline tool with a bad name',
+      { tools: [{ name: 'has space', description: '', parameters: {}, execute() {} }] },
+      /name" must be 1-64 letters/,
+    ],
   ])('%s', async (_case, options, message) => {
     await expect(create(options as never)).rejects.toThrow(message);
   });

@@ -21,7 +21,8 @@ async function tree(files: Record<string, string>): Promise<string> {
   return folder;
 }
 
-const hashOf = async (files: Record<string, string>, entry = 'tool.ts') => (await compileModule(join(await tree(files), entry))).contentHash;
+const hashOf = async (files: Record<string, string>, entry = 'tool.ts') =>
+  (await compileModule(join(await tree(files), entry))).contentHash;
 
 const base = {
   'tool.ts': "import a from './lib/a.ts';\nimport b from './lib/b.ts';\nexport default { a, b };\n",

@@ -11,9 +11,12 @@ import { checkExecutorOptions } from '../src/tools/options-check.ts';
 
 test('src/tools/generated/option-validators.ts is what the schemas compile to (else: npm run generate)', async () => {
   const checkedIn = readFileSync(new URL('../src/tools/generated/option-validators.ts', import.meta.url), 'utf8');
-  expect(checkedIn === (await generatedValidators()), 'src/tools/generated/option-validators.ts is stale: run npm run generate').toBe(true);
+  expect(
+    checkedIn === (await generatedValidators()),
+    'src/tools/generated/option-validators.ts is stale: run npm run generate',
+  ).toBe(true);
 });
 
-test('the message for missing tools uses the schema\'s own words', () => {
+test("the message for missing tools uses the schema's own words", () => {
   expect(() => checkExecutorOptions({})).toThrow(String(executorProperties.tools.expected));
 });

@@ -68,7 +68,10 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
     const tarball = (await readdir(project)).find((name) => name.endsWith('.tgz'));
     expect(tarball).toBeDefined();
     await writeUserProject(project, tarball!);
-    const installed = await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], project);
+    const installed = await npm(
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'],
+      project,
+    );
     expect(installed.code, installed.stderr).toBe(0);
   }, 300_000);
 
@@ -76,8 +79,10 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
     if (project) await rm(project, { recursive: true, force: true });
   });
 
-  test('toolpool uses the user\'s TypeBox: one copy, the user\'s version', async () => {
-    const { version } = JSON.parse(await readFile(join(project, 'node_modules/@sinclair/typebox/package.json'), 'utf8')) as { version: string };
+  test("toolpool uses the user's TypeBox: one copy, the user's version", async () => {
+    const { version } = JSON.parse(
+      await readFile(join(project, 'node_modules/@sinclair/typebox/package.json'), 'utf8'),
+    ) as { version: string };
     expect(version).toBe(USER_TYPEBOX);
     expect(existsSync(join(project, 'node_modules/toolpool/node_modules/@sinclair/typebox'))).toBe(false);
   });
@@ -118,7 +123,14 @@ async function writeUserProject(dir: string, tarball: string): Promise<void> {
       devDependencies: { '@types/node': '20.19.43' },
     }),
     'tsconfig.json': JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] },
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        types: ['node'],
+      },
       include: ['*.ts'],
     }),
     // The README's tool, with a line that must not type-check if args were `any`.

@@ -17,17 +17,24 @@ function summaryFlags(): Map<string, string[]> {
     const start = /^toolpool (\w+)/.exec(line);
     if (start) command = start[1]!;
     if (command === 'help') continue;
-    flags.set(command, [...(flags.get(command) ?? []), ...(line.match(/--[a-z][a-z-]*/g) ?? []).filter((flag) => flag !== '--help' && flag !== '--version')]);
+    flags.set(command, [
+      ...(flags.get(command) ?? []),
+      ...(line.match(/--[a-z][a-z-]*/g) ?? []).filter((flag) => flag !== '--help' && flag !== '--version'),
+    ]);
   }
   return flags;
 }
 
-test('every flag in the README\'s CLI summary is spelt as its command\'s --help spells it (one spelling per flag)', { timeout: 180_000 }, async () => {
+test("every flag in the README's CLI summary is spelt as its command's --help spells it (one spelling per flag)", {
+  timeout: 180_000,
+}, async () => {
   const commands = summaryFlags();
   expect([...commands.keys()].sort()).toEqual(['demo', 'run', 'serve', 'worker']);
   await Promise.all(
     [...commands].map(async ([command, flags]) => {
-      const { stdout } = await promisify(execFile)(process.execPath, ['bin/toolpool.js', 'help', command], { cwd: root });
+      const { stdout } = await promisify(execFile)(process.execPath, ['bin/toolpool.js', 'help', command], {
+        cwd: root,
+      });
       // A flag of the help's option list: "  -t, --tools <…>" or "      --timeout <ms>" at the start of a line.
       const listed = new Set([...stdout.matchAll(/^ {2}(?:-\w, )?\s*(--[a-z][a-z-]*)/gm)].map((match) => match[1]));
       expect({ command, unknown: flags.filter((flag) => !listed.has(flag)) }).toEqual({ command, unknown: [] });

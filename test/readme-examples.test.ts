@@ -76,7 +76,10 @@ describe('README examples', () => {
     const store = new Map<string, string>();
     const messages = await approvalExample(model, store);
     expect(logged).toEqual([['needs approval:', 'transfer', { to: 'ACME', amount: 900 }]]);
-    expect(JSON.parse(store.get('run-42')!)).toMatchObject({ version: 3, approval: { pending: [{ toolCallId: 'rent' }] } });
+    expect(JSON.parse(store.get('run-42')!)).toMatchObject({
+      version: 3,
+      approval: { pending: [{ toolCallId: 'rent' }] },
+    });
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(textOf(messages.at(-1) as never)).toBe('Done: Sent 900 to ACME.');
   });
@@ -96,7 +99,10 @@ describe('README examples of schemas, toolLimits, folders and await using', () =
     const executor = await createExecutor({ tools: schemaExamples() });
     try {
       expect(executor.definitions.find((d) => d.name === 'weather')!.parameters).toMatchObject({
-        properties: { city: { type: 'string', minLength: 1 }, unit: { enum: ['celsius', 'fahrenheit'], default: 'celsius' } },
+        properties: {
+          city: { type: 'string', minLength: 1 },
+          unit: { enum: ['celsius', 'fahrenheit'], default: 'celsius' },
+        },
       });
       const { results } = await executor.executeBatch([
         { id: '1', name: 'weather', arguments: { city: ' Oslo ' } },
@@ -104,7 +110,11 @@ describe('README examples of schemas, toolLimits, folders and await using', () =
         { id: '3', name: 'weather_a', arguments: { city: 'Lima', days: '3' } },
         { id: '4', name: 'weather_a', arguments: { city: 'Lima', days: 9 } },
       ]);
-      expect(results.slice(0, 3).map((r) => textOf(r as never))).toEqual(['Oslo: 21 degrees celsius', 'Rome: sunny', 'Lima: sunny for 3 day(s)']);
+      expect(results.slice(0, 3).map((r) => textOf(r as never))).toEqual([
+        'Oslo: 21 degrees celsius',
+        'Rome: sunny',
+        'Lima: sunny for 3 day(s)',
+      ]);
       expect(results[3]!.isError).toBe(true);
     } finally {
       await executor.close();
@@ -114,7 +124,9 @@ describe('README examples of schemas, toolLimits, folders and await using', () =
   test('the toolLimits example gives its tool 5 minutes', async () => {
     const executor = await toolLimitsExample();
     try {
-      const { results } = await executor.executeBatch([{ id: '1', name: 'crawl_site', arguments: { url: 'https://example.com' } }]);
+      const { results } = await executor.executeBatch([
+        { id: '1', name: 'crawl_site', arguments: { url: 'https://example.com' } },
+      ]);
       expect(textOf(results[0] as never)).toBe('crawled https://example.com');
     } finally {
       await executor.close();

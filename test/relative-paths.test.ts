@@ -24,29 +24,45 @@ const relativePath = relative(process.cwd(), join(data, 'x.txt'));
 const { confinesWorkers } = await measurePermissionSupport();
 
 async function readAs(isolation: 'worker' | 'process') {
-  const executor = await createExecutor({ tools: [fixture('walls/read-relative.ts')], isolation, permissions: { fsRead: [data] } });
+  const executor = await createExecutor({
+    tools: [fixture('walls/read-relative.ts')],
+    isolation,
+    permissions: { fsRead: [data] },
+  });
   const { results } = await executor.executeBatch([call('c', 'read_relative', { target: relativePath })]);
   return results[0]!;
 }
 
 describe('a relative path under permissions', () => {
-  test.skipIf(confinesWorkers === false)('in the worker tier of a line whose workers are confined (Node 20), resolves against the host\'s working folder', async () => {
-    const result = await readAs('worker');
-    expect(textOf(result)).toBe('x\n');
-  });
+  test.skipIf(confinesWorkers === false)(
+    "in the worker tier of a line whose workers are confined (Node 20), resolves against the host's working folder",
+    async () => {
+      const result = await readAs('worker');
+      expect(textOf(result)).toBe('x\n');
+    },
+  );
 
   test('in the process tier (where worker-tier tools run on Node 22+), fails with an error that says why and names the absolute path to use', async () => {
     const result = await readAs(confinesWorkers === false ? 'worker' : 'process');
     expect(result.isError).toBe(true);
     const text = textOf(result);
-    expect(text).toContain(`The relative path ${JSON.stringify(relativePath)} did not resolve against the host's working folder`);
+    expect(text).toContain(
+      `The relative path ${JSON.stringify(relativePath)} did not resolve against the host's working folder`,
+    );
     expect(text).toContain('working folder is an empty one of its own');
     expect(text).toContain(`Use an absolute path, such as ${JSON.stringify(join(process.cwd(), relativePath))}`);
   });
 
   test('an absolute path inside fsRead is read, and an error about an absolute path gets no hint', async () => {
-    const executor = await createExecutor({ tools: [fixture('walls/read-relative.ts')], isolation: 'process', permissions: { fsRead: [data] } });
-    const { results } = await executor.executeBatch([call('a', 'read_relative', { target: join(data, 'x.txt') }), call('b', 'read_relative', { target: join(data, 'missing.txt') })]);
+    const executor = await createExecutor({
+      tools: [fixture('walls/read-relative.ts')],
+      isolation: 'process',
+      permissions: { fsRead: [data] },
+    });
+    const { results } = await executor.executeBatch([
+      call('a', 'read_relative', { target: join(data, 'x.txt') }),
+      call('b', 'read_relative', { target: join(data, 'missing.txt') }),
+    ]);
     expect(textOf(results[0]!)).toBe('x\n');
     expect(results[1]!.isError).toBe(true);
     expect(textOf(results[1]!)).not.toContain('relative path');

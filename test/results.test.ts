@@ -28,7 +28,12 @@ describe('results (S6, S7)', () => {
     });
     expect(typeof results[0]!.timestamp).toBe('number');
     const end = events.find((e) => e.type === 'tool_end');
-    expect(end).toMatchObject({ type: 'tool_end', toolCallId: 'c1', isError: false, result: { details: { tag: 'x' } } });
+    expect(end).toMatchObject({
+      type: 'tool_end',
+      toolCallId: 'c1',
+      isError: false,
+      result: { details: { tag: 'x' } },
+    });
     expect(end?.type === 'tool_end' && end.durationMs).toBeGreaterThanOrEqual(0);
   });
 
@@ -39,7 +44,9 @@ describe('results (S6, S7)', () => {
     expect((await executor.executeBatch([call('1', 'stop'), call('2', 'stop')])).terminate).toBe(true);
     expect((await executor.executeBatch([call('1', 'stop'), call('2', 'go')])).terminate).toBe(false);
     // An error result among terminating ones means no terminate.
-    expect((await executor.executeBatch([call('1', 'stop'), call('2', 'probe', { action: 'throw' })])).terminate).toBe(false);
+    expect((await executor.executeBatch([call('1', 'stop'), call('2', 'probe', { action: 'throw' })])).terminate).toBe(
+      false,
+    );
     expect((await executor.executeBatch([call('1', 'probe', { action: 'ok', terminate: true })])).terminate).toBe(true);
     expect((await executor.executeBatch([])).terminate).toBe(false);
   });
@@ -64,7 +71,7 @@ describe('calls that cannot run (S9)', () => {
     expect(textOf(results[1]!)).toBe('Tool call was blocked by beforeToolCall.');
   });
 
-  test('a tool without execute is refused when it is registered (the third round\'s contract), not when it is called', async () => {
+  test("a tool without execute is refused when it is registered (the third round's contract), not when it is called", async () => {
     const noExecute = { ...returns('hollow', { content: [] }), execute: undefined } as never;
     await expect(createExecutor({ tools: [noExecute] })).rejects.toThrow(
       'Tool inline tool "hollow" is invalid: "execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
@@ -111,14 +118,19 @@ describe('progress (S10)', () => {
     await executor.executeBatch([call('1', 'inline_late')]);
     later!();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(events.filter((e) => e.type === 'tool_update').map((e) => e.type === 'tool_update' && textOf(e.partial))).toEqual(['during']);
+    expect(
+      events.filter((e) => e.type === 'tool_update').map((e) => e.type === 'tool_update' && textOf(e.partial)),
+    ).toEqual(['during']);
   });
 });
 
 describe('hooks (S13)', () => {
   test('beforeToolCall { stop } ends the run: no tool of the batch executes, every call keeps a result', async () => {
     let executed = 0;
-    const counted = defineTool({ ...returns('counted', { content: [] }), execute: () => (executed++, { content: [] }) });
+    const counted = defineTool({
+      ...returns('counted', { content: [] }),
+      execute: () => (executed++, { content: [] }),
+    });
     const executor = await createExecutor({
       tools: [counted],
       beforeToolCall: ({ toolCall }) => (toolCall.id === '2' ? { stop: true, reason: 'budget exhausted' } : undefined),
@@ -127,7 +139,11 @@ describe('hooks (S13)', () => {
     expect(executed).toBe(0);
     expect(batch.stopped).toBe(true);
     expect(batch.stopReason).toBe('budget exhausted');
-    expect(batch.results.map((r) => [r.toolCallId, r.isError])).toEqual([['1', true], ['2', true], ['3', true]]);
+    expect(batch.results.map((r) => [r.toolCallId, r.isError])).toEqual([
+      ['1', true],
+      ['2', true],
+      ['3', true],
+    ]);
     expect(textOf(batch.results[1]!)).toBe('Not run: the run was stopped (budget exhausted).');
   });
 
@@ -143,8 +159,16 @@ describe('hooks (S13)', () => {
     });
     const events = recordEvents(executor);
     const batch = await executor.executeBatch([call('1', 'plain')]);
-    expect(batch.results[0]).toMatchObject({ content: [{ type: 'text', text: 'rewritten original' }], details: { b: 2 }, isError: true });
-    expect(events.at(-1)).toMatchObject({ type: 'tool_end', isError: true, result: { terminate: true, details: { b: 2 } } });
+    expect(batch.results[0]).toMatchObject({
+      content: [{ type: 'text', text: 'rewritten original' }],
+      details: { b: 2 },
+      isError: true,
+    });
+    expect(events.at(-1)).toMatchObject({
+      type: 'tool_end',
+      isError: true,
+      result: { terminate: true, details: { b: 2 } },
+    });
     expect(batch.terminate).toBe(false); // an error result never terminates
   });
 
@@ -188,7 +212,12 @@ describe('hooks (S13)', () => {
 
   test('hooks receive the validated, coerced arguments', async () => {
     const seen: unknown[] = [];
-    const tool = defineTool({ name: 'n', description: 'n', parameters: Type.Object({ n: Type.Number() }), execute: () => ({ content: [] }) });
+    const tool = defineTool({
+      name: 'n',
+      description: 'n',
+      parameters: Type.Object({ n: Type.Number() }),
+      execute: () => ({ content: [] }),
+    });
     const executor = await createExecutor({
       tools: [tool],
       beforeToolCall: ({ args }) => void seen.push(args),
@@ -201,19 +230,29 @@ describe('hooks (S13)', () => {
 
 describe('label (S2)', () => {
   test('label is UI metadata only: not in definitions, no change to execution', async () => {
-    const base = { name: 'same', description: 'd', parameters: Type.Object({ x: Type.Number() }), execute: ({ x }: { x: number }) => ({ content: [{ type: 'text' as const, text: String(x * 2) }] }) };
+    const base = {
+      name: 'same',
+      description: 'd',
+      parameters: Type.Object({ x: Type.Number() }),
+      execute: ({ x }: { x: number }) => ({ content: [{ type: 'text' as const, text: String(x * 2) }] }),
+    };
     const labelled = await createExecutor({ tools: [defineTool({ ...base, label: 'A Fancy Label' })] });
     const plain = await createExecutor({ tools: [defineTool(base)] });
     expect(labelled.definitions).toEqual(plain.definitions);
     expect(JSON.stringify(labelled.definitions)).not.toContain('Fancy');
-    const [a, b] = await Promise.all([labelled.executeBatch([call('1', 'same', { x: '21' })]), plain.executeBatch([call('1', 'same', { x: '21' })])]);
+    const [a, b] = await Promise.all([
+      labelled.executeBatch([call('1', 'same', { x: '21' })]),
+      plain.executeBatch([call('1', 'same', { x: '21' })]),
+    ]);
     expect(textOf(a.results[0]!)).toBe('42');
     expect({ ...a.results[0]!, timestamp: 0 }).toEqual({ ...b.results[0]!, timestamp: 0 });
   });
 
   test('executor.labels gives UIs each label by tool name, and nothing for a tool without one', async () => {
     const base = { description: 'd', parameters: Type.Object({}), execute: () => ({ content: [] }) };
-    const executor = await createExecutor({ tools: [defineTool({ ...base, name: 'a', label: 'Tool A' }), defineTool({ ...base, name: '__proto__' })] });
+    const executor = await createExecutor({
+      tools: [defineTool({ ...base, name: 'a', label: 'Tool A' }), defineTool({ ...base, name: '__proto__' })],
+    });
     expect([...executor.labels]).toEqual([['a', 'Tool A']]);
     expect(executor.labels.get('__proto__')).toBeUndefined();
   });

@@ -4,7 +4,17 @@
  * folders, per-tool sandboxing.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -31,7 +41,8 @@ describe('without a working bubblewrap', () => {
 
   test('bwrap missing from PATH: createExecutor rejects naming bubblewrap, how to install it and the tier to use meanwhile', async () => {
     process.env.PATH = join(scratch, 'no-such-dir');
-    const expected = /needs bubblewrap \(the bwrap command\), which was not found on PATH.*apt-get install bubblewrap.*isolation: "process" meanwhile/;
+    const expected =
+      /needs bubblewrap \(the bwrap command\), which was not found on PATH.*apt-get install bubblewrap.*isolation: "process" meanwhile/;
     await expect(create({ tools: [fixture('probe.ts')], isolation: 'sandbox' })).rejects.toThrow(expected);
     await expect(create({ tools: [], isolation: 'sandbox' })).rejects.toThrow(expected);
     // A tool that asks for the sandbox itself, in an executor of another tier.
@@ -52,7 +63,8 @@ describe('without a working bubblewrap', () => {
 describe('the sandbox child', () => {
   test('is reused across calls and respawned after it dies', async () => {
     const executor = await createExecutor({ tools: [fixture('probe.ts')], isolation: 'sandbox' });
-    const ok = async (tag: string) => textOf((await executor.executeBatch([call(tag, 'probe', { action: 'ok', tag })])).results[0]!);
+    const ok = async (tag: string) =>
+      textOf((await executor.executeBatch([call(tag, 'probe', { action: 'ok', tag })])).results[0]!);
     expect(await ok('one')).toBe('ok one');
     const [first] = childPids();
     expect(await ok('two')).toBe('ok two');
@@ -73,9 +85,16 @@ describe('the sandbox child', () => {
       },
       hang: () => new Promise<never>(() => {}),
     };
-    const executor = await createExecutor({ tools: [fixture('host-user.ts')], host, isolation: 'sandbox', workers: { min: 1, max: 1 } });
+    const executor = await createExecutor({
+      tools: [fixture('host-user.ts')],
+      host,
+      isolation: 'sandbox',
+      workers: { min: 1, max: 1 },
+    });
     const run = async (action: string, value?: string) =>
-      textOf((await executor.executeBatch([call('1', 'host_user', value ? { action, value } : { action })])).results[0]!);
+      textOf(
+        (await executor.executeBatch([call('1', 'host_user', value ? { action, value } : { action })])).results[0]!,
+      );
     expect(await run('echo', 'hi')).toBe('host says hi');
     expect(await run('fail')).toBe('rejected: the host refused');
     expect(await run('leave-pending')).toBe('returned with a host call pending');
@@ -115,13 +134,19 @@ describe('the sandbox child', () => {
     expect(textOf(results[3]!)).toMatch(/^failed: (ENOENT|ERR_ACCESS_DENIED)$/);
   });
 
-  test('its private /tmp is empty and not the host\'s', async () => {
+  test("its private /tmp is empty and not the host's", async () => {
     const marker = join(tmpdir(), `toolpool-host-tmp-${process.pid}.txt`);
     writeFileSync(marker, 'host tmp');
     try {
-      const executor = await createExecutor({ tools: [fixture('hostile/sandbox-read.ts'), fixture('hostile/sandbox-write.ts')], isolation: 'sandbox' });
+      const executor = await createExecutor({
+        tools: [fixture('hostile/sandbox-read.ts'), fixture('hostile/sandbox-write.ts')],
+        isolation: 'sandbox',
+      });
       const inside = join('/tmp', `toolpool-sandbox-only-${process.pid}.txt`);
-      const { results } = await executor.executeBatch([call('r', 'sandbox_read', { target: marker }), call('w', 'sandbox_write', { target: inside })]);
+      const { results } = await executor.executeBatch([
+        call('r', 'sandbox_read', { target: marker }),
+        call('w', 'sandbox_write', { target: inside }),
+      ]);
       expect(textOf(results[0]!)).toBe('failed: ENOENT');
       expect(textOf(results[1]!)).toBe(`wrote ${inside}`);
       expect(existsSync(inside)).toBe(false);
@@ -130,7 +155,7 @@ describe('the sandbox child', () => {
     }
   });
 
-  test("a host whose stderr is a log file: the tool cannot read the log through /proc/self/fd, and what it prints still lands there", () => {
+  test('a host whose stderr is a log file: the tool cannot read the log through /proc/self/fd, and what it prints still lands there', () => {
     const log = join(scratch, 'host.log');
     const resultFile = join(scratch, 'result.json');
     writeFileSync(log, 'HOST LOG SECRET\n');
@@ -151,7 +176,9 @@ describe('the sandbox child', () => {
 
   test('a host killed with SIGKILL takes its sandbox and every process in it along (--die-with-parent, PID namespace)', async () => {
     const marker = `toolpool-die-with-parent-${process.pid}`;
-    const host = spawn(process.execPath, ['--import', 'tsx', fixture('sandbox-host-then-killed.ts'), marker], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const host = spawn(process.execPath, ['--import', 'tsx', fixture('sandbox-host-then-killed.ts'), marker], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const ready = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -166,7 +193,12 @@ describe('the sandbox child', () => {
     } finally {
       host.kill('SIGKILL');
     }
-    expect(await eventually(() => processesWith(marker), (pids) => pids.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => processesWith(marker),
+        (pids) => pids.length === 0,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -180,41 +212,63 @@ describe('a hostile child main thread inside the sandbox (as if a tool had taken
       launch(spec) {
         if (launches++ > 0) return sandbox.launch(spec);
         const fake = fixture('process-tier/fake-child.mjs');
-        return sandbox.launch({ ...spec, nodeArgs: [...spec.nodeArgs.slice(0, -1), fake], env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode } });
+        return sandbox.launch({
+          ...spec,
+          nodeArgs: [...spec.nodeArgs.slice(0, -1), fake],
+          env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
+        });
       },
     };
     // The options the executor would give its sandbox tier (what the child reads: node_modules, the compile cache, the module).
     const module = await toRunnableModule(fixture('probe.ts'));
-    const tiers = new Tiers({ minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5_000, loadTimeoutMs: 1_000, env: {}, hostFunctions: {}, defaultMemoryMb: 64, moduleFiles: [module] });
+    const tiers = new Tiers({
+      minWorkers: 1,
+      maxWorkers: 1,
+      idleTimeoutMs: 5_000,
+      loadTimeoutMs: 1_000,
+      env: {},
+      hostFunctions: {},
+      defaultMemoryMb: 64,
+      moduleFiles: [module],
+    });
     const tier = new ProcessTier(tiers.processOptions(launcher));
     return { tier, launches: () => launches, close: () => tier.close().then(() => sandbox.close()) };
   }
   const limits = { ...DEFAULT_LIMITS, maxMemoryMb: 64, timeoutMs: 500, abortGraceMs: 100, maxResultBytes: 1 << 20 };
   const run = async (tier: ProcessTier): Promise<RunOutcome> => {
     const module = await toRunnableModule(fixture('probe.ts'));
-    return tier.execute({ callId: 'c', args: { action: 'ok', tag: 'next' }, limits, onUpdate: () => {} }, { module, source: module });
+    return tier.execute(
+      { callId: 'c', args: { action: 'ok', tag: 'next' }, limits, onUpdate: () => {} },
+      { module, source: module },
+    );
   };
 
   test.each([
     ['forge-later', /broke the protocol \(it sent "executed" for request \d+, which is not open\)/],
     ['junk', /broke the protocol \(it sent a message that is not an object\)/],
     ['silent', /did not answer the execute request within \d+ ms, so it was killed/],
-  ])('%s: checked on the host like the process tier, the child is replaced, the next call is served', async (mode, expected) => {
-    const { tier, launches, close } = await tierWithFakeChild(mode);
-    try {
-      const outcome = await run(tier);
-      expect(outcome.ok ? 'no error' : outcome.error).toMatch(expected);
-      expect(await run(tier)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'ok next' }] } });
-      expect(launches()).toBe(2);
-    } finally {
-      await close();
-    }
-  });
+  ])(
+    '%s: checked on the host like the process tier, the child is replaced, the next call is served',
+    async (mode, expected) => {
+      const { tier, launches, close } = await tierWithFakeChild(mode);
+      try {
+        const outcome = await run(tier);
+        expect(outcome.ok ? 'no error' : outcome.error).toMatch(expected);
+        expect(await run(tier)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'ok next' }] } });
+        expect(launches()).toBe(2);
+      } finally {
+        await close();
+      }
+    },
+  );
 
   test("even the child's main thread finds no /etc/passwd", async () => {
     const { tier, close } = await tierWithFakeChild('read-passwd');
     try {
-      expect(await run(tier)).toMatchObject({ ok: true, result: { content: [{ type: 'text', text: 'denied: ENOENT' }] } });
+      expect(await run(tier)).toMatchObject({
+        ok: true,
+        result: { content: [{ type: 'text', text: 'denied: ENOENT' }] },
+      });
     } finally {
       await close();
     }

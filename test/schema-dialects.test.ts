@@ -55,12 +55,21 @@ describe('dialects', () => {
     const tool = defineTool({
       name: 'point',
       description: 'x',
-      parameters: { $schema: D2020, type: 'object', properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }], items: false } }, required: ['at'] },
+      parameters: {
+        $schema: D2020,
+        type: 'object',
+        properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }], items: false } },
+        required: ['at'],
+      },
       ...echoArgs,
     });
     const executor = await open({ tools: [tool] });
     expect(executor.definitions[0]!.parameters.$schema).toBe(D2020);
-    const { results } = await executor.executeBatch([call('ok', 'point', { at: [1, 'a'] }), call('bad', 'point', { at: [{}, 'a'] }), call('long', 'point', { at: [1, 'a', 3] })]);
+    const { results } = await executor.executeBatch([
+      call('ok', 'point', { at: [1, 'a'] }),
+      call('bad', 'point', { at: [{}, 'a'] }),
+      call('long', 'point', { at: [1, 'a', 3] }),
+    ]);
     expect(results.map((result) => result.isError)).toEqual([false, true, true]);
     expect(textOf(results[1]!)).toMatch(/at\[0\]: must be number/);
   });
@@ -69,11 +78,19 @@ describe('dialects', () => {
     const tool = defineTool({
       name: 'card',
       description: 'x',
-      parameters: { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { card: { type: 'string' }, cvc: { type: 'string' } }, dependentRequired: { card: ['cvc'] } },
+      parameters: {
+        $schema: 'https://json-schema.org/draft/2019-09/schema',
+        type: 'object',
+        properties: { card: { type: 'string' }, cvc: { type: 'string' } },
+        dependentRequired: { card: ['cvc'] },
+      },
       ...echoArgs,
     });
     const executor = await open({ tools: [tool] });
-    const { results } = await executor.executeBatch([call('ok', 'card', { card: '1', cvc: '2' }), call('bad', 'card', { card: '1' })]);
+    const { results } = await executor.executeBatch([
+      call('ok', 'card', { card: '1', cvc: '2' }),
+      call('bad', 'card', { card: '1' }),
+    ]);
     expect(results.map((result) => result.isError)).toEqual([false, true]);
   });
 
@@ -81,7 +98,12 @@ describe('dialects', () => {
     const tool = defineTool({
       name: 'old',
       description: 'x',
-      parameters: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      parameters: {
+        $schema: 'http://json-schema.org/draft-04/schema#',
+        type: 'object',
+        properties: { n: { type: 'number' } },
+        required: ['n'],
+      },
       ...echoArgs,
     });
     const executor = await open({ tools: [tool] });
@@ -95,11 +117,18 @@ describe('dialects', () => {
       name: 'out',
       description: 'x',
       parameters: Type.Object({ good: Type.Boolean() }),
-      outputSchema: { $schema: D2020, type: 'object', properties: { at: { type: 'array', prefixItems: [{ type: 'number' }], items: false } } } as never,
+      outputSchema: {
+        $schema: D2020,
+        type: 'object',
+        properties: { at: { type: 'array', prefixItems: [{ type: 'number' }], items: false } },
+      } as never,
       execute: ({ good }) => ({ content: [], details: { at: good ? [1] : ['x'] } }),
     });
     const executor = await open({ tools: [tool] });
-    const { results } = await executor.executeBatch([call('ok', 'out', { good: true }), call('bad', 'out', { good: false })]);
+    const { results } = await executor.executeBatch([
+      call('ok', 'out', { good: true }),
+      call('bad', 'out', { good: false }),
+    ]);
     expect(results.map((result) => result.isError)).toEqual([false, true]);
   });
 
@@ -107,14 +136,24 @@ describe('dialects', () => {
     const executor = await open({ tools: [pair] });
     const { parameters } = executor.definitions[0]!;
     expect(parameters.$schema).toBe(D2020);
-    expect(parameters).toMatchObject({ properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }] } } });
+    expect(parameters).toMatchObject({
+      properties: { at: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }] } },
+    });
     expect(JSON.stringify(parameters)).not.toContain('additionalItems');
-    const { results } = await executor.executeBatch([call('ok', 'pair', { at: [1, 'a'] }), call('bad', 'pair', { at: ['x', 'a'] }), call('long', 'pair', { at: [1, 'a', 2] })]);
+    const { results } = await executor.executeBatch([
+      call('ok', 'pair', { at: [1, 'a'] }),
+      call('bad', 'pair', { at: ['x', 'a'] }),
+      call('long', 'pair', { at: [1, 'a', 2] }),
+    ]);
     expect(results.map((result) => result.isError)).toEqual([false, true, true]);
   });
 
   test('TypeBox without tuples is left as TypeBox writes it (it reads the same in draft-07 and 2020-12)', async () => {
-    const executor = await open({ tools: [defineTool({ name: 'plain', description: 'x', parameters: Type.Object({ n: Type.Number() }), ...echoArgs })] });
+    const executor = await open({
+      tools: [
+        defineTool({ name: 'plain', description: 'x', parameters: Type.Object({ n: Type.Number() }), ...echoArgs }),
+      ],
+    });
     expect(executor.definitions[0]!.parameters).not.toHaveProperty('$schema');
   });
 });
@@ -131,20 +170,39 @@ describe('served over MCP, read by a 2020-12 client', () => {
     await client.connect(clientSide);
     const { tools } = await client.listTools();
     const conformance = tools.find((tool) => tool.name === 'json_schema_2020_12_tool')!;
-    expect(conformance.inputSchema).toMatchObject({ $schema: D2020, $defs: { address: expect.any(Object) }, additionalProperties: false });
+    expect(conformance.inputSchema).toMatchObject({
+      $schema: D2020,
+      $defs: { address: expect.any(Object) },
+      additionalProperties: false,
+    });
     // A client that reads every schema as 2020-12 (the 2025-11-25 default) and checks it against the meta-schema.
     const reader = new Ajv2020({ strict: false });
-    for (const tool of tools) expect([tool.name, reader.validateSchema(tool.inputSchema), reader.errorsText()]).toEqual([tool.name, true, 'No errors']);
-    expect(await client.callTool({ name: 'json_schema_2020_12_tool', arguments: { name: 'a', extra: 1 } })).toMatchObject({ isError: true });
+    for (const tool of tools)
+      expect([tool.name, reader.validateSchema(tool.inputSchema), reader.errorsText()]).toEqual([
+        tool.name,
+        true,
+        'No errors',
+      ]);
+    expect(
+      await client.callTool({ name: 'json_schema_2020_12_tool', arguments: { name: 'a', extra: 1 } }),
+    ).toMatchObject({ isError: true });
     await server.close();
   });
 });
 
 describe('module patterns on the host (linear-time engine)', () => {
   test('each pattern tests its own expression: a second pattern is not the first one again', () => {
-    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^a+$' }, b: { type: 'string', pattern: '^b+$' } } };
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^a+$' }, b: { type: 'string', pattern: '^b+$' } },
+    };
     for (const dialect of [undefined, D2020]) {
-      const validate = compileArgumentValidator('t', 'w', { ...schema, ...(dialect ? { $schema: dialect } : {}) } as never, { untrusted: true });
+      const validate = compileArgumentValidator(
+        't',
+        'w',
+        { ...schema, ...(dialect ? { $schema: dialect } : {}) } as never,
+        { untrusted: true },
+      );
       expect(validate({ a: 'aa', b: 'bb' }, {}).ok).toBe(true);
       expect(validate({ a: 'aa', b: 'aa' }, {}).ok).toBe(false);
     }

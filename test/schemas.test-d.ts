@@ -1,3 +1,4 @@
+// biome-ignore-all format: each @ts-expect-error marks the one line after it, which the formatter would split.
 import { Type as Type034 } from '@sinclair/typebox';
 import { toStandardJsonSchema } from '@valibot/to-json-schema';
 import { type } from 'arktype';

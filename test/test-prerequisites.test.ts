@@ -16,11 +16,19 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const script = join(root, 'scripts/test-prerequisites.mjs');
 let bin: string;
 
-function check(path: string, env: Record<string, string> = {}): Promise<{ code: number; stderr: string; stdout: string; ms: number }> {
+function check(
+  path: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stderr: string; stdout: string; ms: number }> {
   const start = Date.now();
   return new Promise((done) => {
     execFile(process.execPath, [script], { env: { PATH: path, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr, ms: Date.now() - start });
+      done({
+        code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
+        stdout,
+        stderr,
+        ms: Date.now() - start,
+      });
     });
   });
 }
@@ -37,7 +45,7 @@ afterAll(async () => {
   if (bin) await rm(bin, { recursive: true, force: true });
 });
 
-describe.skipIf(process.platform !== 'linux')('npm test\'s prerequisites (Linux: bubblewrap and redis-server)', () => {
+describe.skipIf(process.platform !== 'linux')("npm test's prerequisites (Linux: bubblewrap and redis-server)", () => {
   test('both there: the suite starts, nothing said', async () => {
     const both = await mkdtemp(join(bin, 'both-'));
     await standIn(both, 'bwrap');
@@ -50,7 +58,9 @@ describe.skipIf(process.platform !== 'linux')('npm test\'s prerequisites (Linux:
     const empty = await mkdtemp(join(bin, 'empty-'));
     const result = await check(empty, { TOOLPOOL_TEST_AS_USER: '1' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('npm test needs bwrap (the sandbox tier) and redis-server (the toolpool/bullmq tests), which are not installed. Install with:\n\n  sudo apt-get install -y bubblewrap redis-server\n');
+    expect(result.stderr).toContain(
+      'npm test needs bwrap (the sandbox tier) and redis-server (the toolpool/bullmq tests), which are not installed. Install with:\n\n  sudo apt-get install -y bubblewrap redis-server\n',
+    );
     expect(result.ms).toBeLessThan(30_000); // at once: no test ran, nothing waited (generous for a loaded machine)
   });
 
@@ -73,7 +83,9 @@ describe.skipIf(process.platform !== 'linux')('npm test\'s prerequisites (Linux:
 });
 
 test('npm test runs the check first, and CI runs npm test rather than installing on its own', async () => {
-  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   expect(manifest.scripts.pretest).toBe('node scripts/test-prerequisites.mjs');
   const ci = await readFile(join(root, '.ci/run'), 'utf8');
   expect(ci).toMatch(/npm test/);

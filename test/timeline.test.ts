@@ -17,14 +17,24 @@ describe('CLI progress lines', () => {
     const { send, output } = plainTimeline();
     send({ type: 'tool_start', toolCallId: 'c1', toolName: 'fetch', args: {} });
     send({ type: 'tool_update', toolCallId: 'c1', toolName: 'fetch', partial: { content: [], details: 'connecting' } });
-    send({ type: 'tool_update', toolCallId: 'c1', toolName: 'fetch', partial: { content: [{ type: 'text', text: 'got headers' }] } });
-    send({ type: 'tool_update', toolCallId: 'c1', toolName: 'fetch', partial: { content: [], details: { message: 'reading body', bytes: 10 } } });
+    send({
+      type: 'tool_update',
+      toolCallId: 'c1',
+      toolName: 'fetch',
+      partial: { content: [{ type: 'text', text: 'got headers' }] },
+    });
+    send({
+      type: 'tool_update',
+      toolCallId: 'c1',
+      toolName: 'fetch',
+      partial: { content: [], details: { message: 'reading body', bytes: 10 } },
+    });
     send({ type: 'tool_update', toolCallId: 'c1', toolName: 'fetch', partial: { content: [] } });
-    expect(output().split('\n').filter((line) => line.startsWith('  …'))).toEqual([
-      '  … fetch#1 connecting',
-      '  … fetch#1 got headers',
-      '  … fetch#1 reading body',
-    ]);
+    expect(
+      output()
+        .split('\n')
+        .filter((line) => line.startsWith('  …')),
+    ).toEqual(['  … fetch#1 connecting', '  … fetch#1 got headers', '  … fetch#1 reading body']);
   });
 
   test('updateText falls back from content to details: a string, message, status, then JSON', () => {
@@ -38,8 +48,21 @@ describe('CLI progress lines', () => {
   test('a long error result keeps its lines, up to a bound', () => {
     const { send, output } = plainTimeline();
     send({ type: 'tool_start', toolCallId: 'c1', toolName: 'calc', args: {} });
-    const text = ['Validation failed for tool "calc":', ...Array.from({ length: 12 }, (_, i) => `  - f${i}: is required but missing`), 'Received arguments: {}'].join('\n');
-    send({ type: 'tool_end', toolCallId: 'c1', toolName: 'calc', result: { content: [{ type: 'text', text }] }, isError: true, durationMs: 1, queuedMs: 0, runningMs: 1 });
+    const text = [
+      'Validation failed for tool "calc":',
+      ...Array.from({ length: 12 }, (_, i) => `  - f${i}: is required but missing`),
+      'Received arguments: {}',
+    ].join('\n');
+    send({
+      type: 'tool_end',
+      toolCallId: 'c1',
+      toolName: 'calc',
+      result: { content: [{ type: 'text', text }] },
+      isError: true,
+      durationMs: 1,
+      queuedMs: 0,
+      runningMs: 1,
+    });
     const lines = output().trimEnd().split('\n').slice(1); // after the tool_start line
     expect(lines[0]).toMatch(/^✗ calc#1 .*Validation failed for tool "calc":$/);
     expect(lines[1]).toMatch(/^ +- f0: is required but missing$/);

@@ -20,8 +20,8 @@ const waiter = (name: string) =>
     },
   });
 
-describe('createExecutor({ toolLimits }): the host\'s own limits per tool', () => {
-  test('loosen the executor\'s limits for the tool named, and only for it', async () => {
+describe("createExecutor({ toolLimits }): the host's own limits per tool", () => {
+  test("loosen the executor's limits for the tool named, and only for it", async () => {
     const executor = await createExecutor({
       tools: [waiter('slow'), waiter('quick')],
       limits: { timeoutMs: 100, abortGraceMs: 50 },
@@ -34,12 +34,15 @@ describe('createExecutor({ toolLimits }): the host\'s own limits per tool', () =
   });
 
   test('may tighten too, for a module tool in its worker', async () => {
-    const executor = await createExecutor({ tools: [fixture('limited-sleeper.ts')], toolLimits: { limited_sleeper: { timeoutMs: 50 } } });
+    const executor = await createExecutor({
+      tools: [fixture('limited-sleeper.ts')],
+      toolLimits: { limited_sleeper: { timeoutMs: 50 } },
+    });
     const { results } = await executor.executeBatch([call('1', 'limited_sleeper', { ms: 150 })]);
     expect(textOf(results[0]!)).toMatch(/^Tool timed out after 50 ms/);
   });
 
-  test('a module\'s own limits still only tighten, now relative to the host\'s value for it', async () => {
+  test("a module's own limits still only tighten, now relative to the host's value for it", async () => {
     // limited_sleeper asks for 200 ms itself: the host's 5 s for it does not lift that; the host's 2 s elsewhere does not matter.
     const executor = await createExecutor({
       tools: [fixture('limited-sleeper.ts')],
@@ -51,7 +54,9 @@ describe('createExecutor({ toolLimits }): the host\'s own limits per tool', () =
   });
 
   test('a name no tool has is refused, with the tools listed', async () => {
-    await expect(create({ tools: [waiter('slow'), waiter('quick')], toolLimits: { slwo: { timeoutMs: 1 }, quick: {} } })).rejects.toThrow(
+    await expect(
+      create({ tools: [waiter('slow'), waiter('quick')], toolLimits: { slwo: { timeoutMs: 1 }, quick: {} } }),
+    ).rejects.toThrow(
       'createExecutor: option toolLimits names a tool that does not exist: "slwo". The tools are slow, quick.',
     );
   });
@@ -60,6 +65,8 @@ describe('createExecutor({ toolLimits }): the host\'s own limits per tool', () =
     await expect(create({ tools: [], toolLimits: { slow: { timeoutMs: 0, retries: 3 } } } as never)).rejects.toThrow(
       /^createExecutor: unknown option "toolLimits\.slow\.retries"; the known options of toolLimits\.slow are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs; option toolLimits\.slow\.timeoutMs must be a positive number \(got 0\)$/,
     );
-    await expect(create({ tools: [], toolLimits: [] } as never)).rejects.toThrow('option toolLimits must be an object of tool name → limits (got [])');
+    await expect(create({ tools: [], toolLimits: [] } as never)).rejects.toThrow(
+      'option toolLimits must be an object of tool name → limits (got [])',
+    );
   });
 });

@@ -16,7 +16,8 @@ const createExecutor = useExecutors();
 /** `process.threadCpuUsage` exists on Node 22+ only; on Node 20 no cpuMs is reported. */
 const hasThreadCpu = typeof (process as { threadCpuUsage?: unknown }).threadCpuUsage === 'function';
 
-const ends = (events: ToolEvent[]) => new Map(events.flatMap((e) => (e.type === 'tool_end' ? [[e.toolCallId, e] as const] : [])));
+const ends = (events: ToolEvent[]) =>
+  new Map(events.flatMap((e) => (e.type === 'tool_end' ? [[e.toolCallId, e] as const] : [])));
 const endOf = (events: ToolEvent[], id: string): ToolEndEvent => {
   const end = ends(events).get(id);
   if (!end) throw new Error(`no tool_end for ${id}`);
@@ -62,7 +63,10 @@ describe('usage on tool_end', () => {
   test.runIf(hasThreadCpu)('a worker tool burning CPU reports its thread CPU time (Node 22+)', async () => {
     const executor = await createExecutor({ tools: [fixture('probe.ts'), fixture('cpu-burner.ts')] });
     const events = recordEvents(executor);
-    await executor.executeBatch([call('idle', 'probe', { action: 'sleep', ms: 50 }), call('busy', 'cpu_burner', { ms: 200 })]);
+    await executor.executeBatch([
+      call('idle', 'probe', { action: 'sleep', ms: 50 }),
+      call('busy', 'cpu_burner', { ms: 200 }),
+    ]);
     const busy = endOf(events, 'busy');
     expect(busy.cpuMs).toBeGreaterThanOrEqual(100);
     expect(busy.cpuMs).toBeLessThanOrEqual(busy.runningMs + 50);
@@ -84,7 +88,10 @@ describe('usage on tool_end', () => {
   test('a call waiting behind another for the only worker counts that wait as queued', async () => {
     const executor = await createExecutor({ tools: [fixture('probe.ts')], workers: { min: 1, max: 1 } });
     const events = recordEvents(executor);
-    await executor.executeBatch([call('first', 'probe', { action: 'sleep', ms: 200 }), call('second', 'probe', { action: 'sleep', ms: 200 })]);
+    await executor.executeBatch([
+      call('first', 'probe', { action: 'sleep', ms: 200 }),
+      call('second', 'probe', { action: 'sleep', ms: 200 }),
+    ]);
     const first = endOf(events, 'first');
     const second = endOf(events, 'second');
     expect(first.queuedMs).toBeLessThan(second.queuedMs);
@@ -96,7 +103,8 @@ describe('usage on tool_end', () => {
     const controller = new AbortController();
     const executor = await createExecutor({
       tools: [fixture('probe.ts'), inlineSleeper],
-      beforeToolCall: ({ toolCall }) => (toolCall.id === 'blocked' ? { block: true, reason: 'not this one' } : undefined),
+      beforeToolCall: ({ toolCall }) =>
+        toolCall.id === 'blocked' ? { block: true, reason: 'not this one' } : undefined,
     });
     const events = recordEvents(executor);
     await executor.executeBatch([
@@ -117,7 +125,10 @@ describe('usage on tool_end', () => {
   });
 
   test('a call that times out while running still reports how long it ran', async () => {
-    const executor = await createExecutor({ tools: [fixture('probe.ts')], limits: { timeoutMs: 150, abortGraceMs: 50 } });
+    const executor = await createExecutor({
+      tools: [fixture('probe.ts')],
+      limits: { timeoutMs: 150, abortGraceMs: 50 },
+    });
     const events = recordEvents(executor);
     const { results } = await executor.executeBatch([call('slow', 'probe', { action: 'honour-signal', ms: 5_000 })]);
     expect(textOf(results[0]!)).toMatch(/timed out after 150 ms/);
@@ -127,9 +138,16 @@ describe('usage on tool_end', () => {
   });
 
   test('the process tier relays what the worker in its child measured', async () => {
-    const executor = await createExecutor({ tools: [fixture('probe.ts')], isolation: 'process', workers: { min: 1, max: 1 } });
+    const executor = await createExecutor({
+      tools: [fixture('probe.ts')],
+      isolation: 'process',
+      workers: { min: 1, max: 1 },
+    });
     const events = recordEvents(executor);
-    const { results } = await executor.executeBatch([call('p1', 'probe', { action: 'sleep', ms: 200 }), call('p2', 'probe', { action: 'sleep', ms: 200 })]);
+    const { results } = await executor.executeBatch([
+      call('p1', 'probe', { action: 'sleep', ms: 200 }),
+      call('p2', 'probe', { action: 'sleep', ms: 200 }),
+    ]);
     expect(results.map((r) => r.isError)).toEqual([false, false]);
     for (const id of ['p1', 'p2']) {
       const end = endOf(events, id);
@@ -143,10 +161,23 @@ describe('usage on tool_end', () => {
   });
 
   test('a batch nobody listens to skips the worker reads: the host still times the call', async () => {
-    const pools = new PoolSet({ ...PoolSet.defaults(), maxWorkers: 1, env: {}, execArgv: [], hostFunctions: {}, defaultMemoryMb: DEFAULT_LIMITS.maxMemoryMb });
+    const pools = new PoolSet({
+      ...PoolSet.defaults(),
+      maxWorkers: 1,
+      env: {},
+      execArgv: [],
+      hostFunctions: {},
+      defaultMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
+    });
     try {
       const ref = { module: await toRunnableModule(fixture('probe.ts')), source: fixture('probe.ts') };
-      const job = (measureUsage: boolean): RunJob => ({ callId: 'c', args: { action: 'sleep', ms: 20 }, limits: DEFAULT_LIMITS, onUpdate: () => {}, measureUsage });
+      const job = (measureUsage: boolean): RunJob => ({
+        callId: 'c',
+        args: { action: 'sleep', ms: 20 },
+        limits: DEFAULT_LIMITS,
+        onUpdate: () => {},
+        measureUsage,
+      });
       const measured = await pools.execute(job(true), ref);
       expect(measured.usage?.heapUsedBytes).toBeGreaterThan(0);
       const unmeasured = await pools.execute(job(false), ref);

@@ -19,7 +19,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const guide = readFileSync(join(root, 'docs/getting-started.md'), 'utf8');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 /** The repository's @types/node, so the install comes from the npm cache. */
-const TYPES_NODE = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@types/node']!;
+const TYPES_NODE = (
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+).devDependencies['@types/node']!;
 
 interface Outcome {
   code: number;
@@ -83,7 +85,10 @@ beforeAll(async () => {
   expect(packed.code, packed.stderr).toBe(0);
   const tarball = (await readdir(parent)).find((name) => name.endsWith('.tgz'))!;
   // The quick start's commands as written, but for where toolpool comes from.
-  const script = setup!.replace(/^npm install toolpool /m, `npm install --no-audit --no-fund --prefer-offline ${join(parent, tarball)} `);
+  const script = setup!.replace(
+    /^npm install toolpool /m,
+    `npm install --no-audit --no-fund --prefer-offline ${join(parent, tarball)} `,
+  );
   expect(script).not.toBe(setup);
   const ran = await run('bash', ['-euo', 'pipefail', '-c', script], parent, 300_000);
   expect(ran.code, ran.stderr).toBe(0);
@@ -99,10 +104,13 @@ afterAll(async () => {
 });
 
 describe('the quick start, run as written in a fresh npm init -y project', { timeout: 300_000 }, () => {
-  test('the page has the setup, the tool and the host; the README\'s quick start is the same, block for block', () => {
-    expect(setup).toMatch(/^mkdir my-agent && cd my-agent\nnpm init -y\nnpm pkg set type=module\nnpm install toolpool @sinclair\/typebox\n/);
+  test("the page has the setup, the tool and the host; the README's quick start is the same, block for block", () => {
+    expect(setup).toMatch(
+      /^mkdir my-agent && cd my-agent\nnpm init -y\nnpm pkg set type=module\nnpm install toolpool @sinclair\/typebox\n/,
+    );
     expect([...files.keys()]).toEqual(['tools/shout.ts', 'host.ts']);
-    for (const block of [setup!, ...files.values(), 'node host.ts\n', 'npm install -D tsx\nnpx tsx host.ts\n']) expect(readme).toContain('\n' + block + '```');
+    for (const block of [setup!, ...files.values(), 'node host.ts\n', 'npm install -D tsx\nnpx tsx host.ts\n'])
+      expect(readme).toContain('\n' + block + '```');
   });
 
   test('npm init -y wrote a CommonJS package; the quick start made it a module', async () => {
@@ -110,14 +118,21 @@ describe('the quick start, run as written in a fresh npm init -y project', { tim
     expect(manifest.type).toBe('module');
   });
 
-  test.skipIf(!runsTypeScript())('node host.ts runs it (Node 22.18+ and 23.6+ run TypeScript as it is; older lines skip this)', async () => {
-    const ran = await run(process.execPath, ['host.ts'], project, 120_000);
-    expect(ran.stdout).toBe('HELLO HELLO HELLO\n');
-    expect(ran.code, ran.stderr).toBe(0);
-  });
+  test.skipIf(!runsTypeScript())(
+    'node host.ts runs it (Node 22.18+ and 23.6+ run TypeScript as it is; older lines skip this)',
+    async () => {
+      const ran = await run(process.execPath, ['host.ts'], project, 120_000);
+      expect(ran.stdout).toBe('HELLO HELLO HELLO\n');
+      expect(ran.code, ran.stderr).toBe(0);
+    },
+  );
 
-  test('npx tsx host.ts runs it (the page\'s way for Node 20)', async () => {
-    const installed = await run('npm', ['install', '-D', '--no-audit', '--no-fund', '--prefer-offline', 'tsx'], project);
+  test("npx tsx host.ts runs it (the page's way for Node 20)", async () => {
+    const installed = await run(
+      'npm',
+      ['install', '-D', '--no-audit', '--no-fund', '--prefer-offline', 'tsx'],
+      project,
+    );
     expect(installed.code, installed.stderr).toBe(0);
     const ran = await run('npx', ['tsx', 'host.ts'], project, 120_000);
     expect(ran.stdout).toBe('HELLO HELLO HELLO\n');
@@ -127,7 +142,11 @@ describe('the quick start, run as written in a fresh npm init -y project', { tim
 
 describe('types where users are', { timeout: 300_000 }, () => {
   beforeAll(async () => {
-    const installed = await run('npm', ['install', '-D', '--no-audit', '--no-fund', '--prefer-offline', `@types/node@${TYPES_NODE}`], project);
+    const installed = await run(
+      'npm',
+      ['install', '-D', '--no-audit', '--no-fund', '--prefer-offline', `@types/node@${TYPES_NODE}`],
+      project,
+    );
     expect(installed.code, installed.stderr).toBe(0);
     // The page's tsconfig.json: strict, no "types", skipLibCheck left off.
     const [tsconfig] = blocks(guide, 'json');
@@ -135,7 +154,10 @@ describe('types where users are', { timeout: 300_000 }, () => {
     expect(JSON.parse(tsconfig!).compilerOptions).not.toHaveProperty('skipLibCheck');
     await writeFile(join(project, 'tsconfig.json'), tsconfig!);
     // Every public name of the main entry, so all its declarations are checked, not only those the quick start uses.
-    await writeFile(join(project, 'everything.ts'), "import * as toolpool from 'toolpool';\nexport const names: string[] = Object.keys(toolpool);\n");
+    await writeFile(
+      join(project, 'everything.ts'),
+      "import * as toolpool from 'toolpool';\nexport const names: string[] = Object.keys(toolpool);\n",
+    );
   }, 300_000);
 
   test.each([
@@ -149,12 +171,21 @@ describe('types where users are', { timeout: 300_000 }, () => {
 
   test('the public declarations reach no internal module (tiers, child launchers, environments, the registry, the pool)', () => {
     const dist = join(project, 'node_modules/toolpool/dist');
-    const { exports } = JSON.parse(readFileSync(join(project, 'node_modules/toolpool/package.json'), 'utf8')) as { exports: Record<string, { types?: string }> };
-    const entries = Object.values(exports).flatMap((entry) => (typeof entry === 'object' && entry.types ? [relative('./dist', entry.types)] : []));
+    const { exports } = JSON.parse(readFileSync(join(project, 'node_modules/toolpool/package.json'), 'utf8')) as {
+      exports: Record<string, { types?: string }>;
+    };
+    const entries = Object.values(exports).flatMap((entry) =>
+      typeof entry === 'object' && entry.types ? [relative('./dist', entry.types)] : [],
+    );
     expect(entries).toContain(join('src', 'index.d.ts'));
     const reached = declarationGraph(dist, entries);
-    expect(reached.filter((file) => /^src\/(isolation\/(?!permissions\.d\.ts)|domains\/|pool\/|registry\.d\.ts|validation\.d\.ts)/.test(file))).toEqual([]);
+    expect(
+      reached.filter((file) =>
+        /^src\/(isolation\/(?!permissions\.d\.ts)|domains\/|pool\/|registry\.d\.ts|validation\.d\.ts)/.test(file),
+      ),
+    ).toEqual([]);
     // Each entry names the Node types it needs: TypeScript 7 loads @types/node only when something references it.
-    for (const entry of entries) expect(readFileSync(join(dist, entry), 'utf8'), entry).toMatch(/^\/\/\/ <reference types="node"/);
+    for (const entry of entries)
+      expect(readFileSync(join(dist, entry), 'utf8'), entry).toMatch(/^\/\/\/ <reference types="node"/);
   });
 });

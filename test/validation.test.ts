@@ -51,7 +51,11 @@ describe('argument validation and coercion (S3, S4)', () => {
     const strict = defineTool({
       ...echo,
       name: 'strict',
-      parameters: Type.Object({ query: Type.String({ minLength: 1 }), limit: Type.Integer({ maximum: 50 }), mode: Type.Union([Type.Literal('a'), Type.Literal('b')]) }),
+      parameters: Type.Object({
+        query: Type.String({ minLength: 1 }),
+        limit: Type.Integer({ maximum: 50 }),
+        mode: Type.Union([Type.Literal('a'), Type.Literal('b')]),
+      }),
       execute: () => {
         ran = true;
         return { content: [] };
@@ -123,9 +127,14 @@ describe('prepareArguments (S5)', () => {
   test('a prepareArguments that never returns is stopped at the timeout (module tool)', async () => {
     // The prepare deadline is the tool's timeout plus the load timeout (a worker may still have to import the
     // module); the load timeout leaves room for a worker to boot on a loaded machine (700 ms did not, on CI).
-    const executor = await createExecutor({ tools: [fixture('slow-prepare.ts'), fixture('probe.ts')], workers: { loadTimeoutMs: 3_000 } });
+    const executor = await createExecutor({
+      tools: [fixture('slow-prepare.ts'), fixture('probe.ts')],
+      workers: { loadTimeoutMs: 3_000 },
+    });
     const { results } = await executor.executeBatch([call('1', 'slow_prepare', {})]);
-    expect(textOf(results[0]!)).toMatch(/^prepareArguments of tool "slow_prepare" failed: it did not finish within 3300 ms/);
+    expect(textOf(results[0]!)).toMatch(
+      /^prepareArguments of tool "slow_prepare" failed: it did not finish within 3300 ms/,
+    );
     const next = await executor.executeBatch([call('2', 'probe', { action: 'ok' })]);
     expect(textOf(next.results[0]!)).toBe('ok');
   });

@@ -10,7 +10,9 @@ import { expect, test } from 'vitest';
 import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
 
 test('the worker entry, bundled as a worker loads it, imports neither Ajv nor TypeBox', async () => {
-  const entry = await toRunnableModule(fileURLToPath(new URL('../src/isolation/worker/runtime/tool-worker.ts', import.meta.url)));
+  const entry = await toRunnableModule(
+    fileURLToPath(new URL('../src/isolation/worker/runtime/tool-worker.ts', import.meta.url)),
+  );
   const code = readFileSync(entry, 'utf8');
   const imported = [...code.matchAll(/^import .* from ["']([^"']+)["']/gm)].map((match) => match[1]!);
   expect(imported.length).toBeGreaterThan(0);

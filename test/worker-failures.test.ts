@@ -10,7 +10,11 @@ describe('failures in worker tools become error results (S8)', () => {
     ['a rejected promise', 'reject', /^probe rejected on purpose$/],
     ['process.exit()', 'exit', /^Tool crashed: its worker exited with code 7/],
     ['an uncaught exception in a timer', 'timer-throw', /^thrown from a timer$/],
-    ['a function inside details', 'function-in-details', /cannot be sent from the worker to the host \(result.details.callback is a function\)/],
+    [
+      'a function inside details',
+      'function-in-details',
+      /cannot be sent from the worker to the host \(result.details.callback is a function\)/,
+    ],
   ])('%s fails only its own call; the rest of the batch and the next call are fine', async (_case, action, message) => {
     const executor = await createExecutor({ tools: [probe], workers: { min: 2, max: 2 } });
     const batch = await executor.executeBatch([
@@ -99,19 +103,29 @@ describe('abort through executeBatch({ signal })', () => {
   });
 
   test('a tool that ignores its signal is killed after the grace period and the pool keeps serving', async () => {
-    const executor = await createExecutor({ tools: [probe], workers: { min: 1, max: 1 }, limits: { abortGraceMs: 100 } });
+    const executor = await createExecutor({
+      tools: [probe],
+      workers: { min: 1, max: 1 },
+      limits: { abortGraceMs: 100 },
+    });
     const controller = new AbortController();
-    const batch = executor.executeBatch([call('busy', 'probe', { action: 'ignore-signal', ms: 60_000 })], { signal: controller.signal });
+    const batch = executor.executeBatch([call('busy', 'probe', { action: 'ignore-signal', ms: 60_000 })], {
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 100);
     const { results } = await batch;
-    expect(textOf(results[0]!)).toBe('Tool call aborted: the tool ignored its signal and was killed after the grace period.');
+    expect(textOf(results[0]!)).toBe(
+      'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
+    );
     const next = await executor.executeBatch([call('next', 'probe', { action: 'ok' })]);
     expect(textOf(next.results[0]!)).toBe('ok');
   });
 
   test('an already aborted signal runs nothing', async () => {
     const executor = await createExecutor({ tools: [probe] });
-    const { results } = await executor.executeBatch([call('1', 'probe', { action: 'ok' })], { signal: AbortSignal.abort() });
+    const { results } = await executor.executeBatch([call('1', 'probe', { action: 'ok' })], {
+      signal: AbortSignal.abort(),
+    });
     expect(textOf(results[0]!)).toBe('Tool call aborted before it started.');
   });
 });

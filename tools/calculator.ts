@@ -89,7 +89,9 @@ function tokenize(expression: string): Token[] {
   const pattern = /\s*(?:(\d+(?:\.\d+)?(?:e[+-]?\d+)?)|([-+*/%^()]))/giy;
   let match: RegExpExecArray | null;
   while (pattern.lastIndex < expression.length && (match = pattern.exec(expression))) {
-    tokens.push(match[1] !== undefined ? { kind: 'number', value: Number(match[1]) } : { kind: 'op', value: match[2]! });
+    tokens.push(
+      match[1] !== undefined ? { kind: 'number', value: Number(match[1]) } : { kind: 'op', value: match[2]! },
+    );
   }
   if (expression.slice(pattern.lastIndex).trim() !== '') {
     throw new Error(`cannot read "${expression.slice(pattern.lastIndex).trim()}" in "${expression}"`);

@@ -15,7 +15,9 @@ export default defineTool({
     text: Type.String({ description: 'The text to hash' }),
     rounds: Type.Integer({ minimum: 1, maximum: 50_000_000, description: 'How many times to apply the digest' }),
     algorithm: Type.Optional(Type.Union([Type.Literal('sha256'), Type.Literal('sha512')], { default: 'sha256' })),
-    progressSteps: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'How many progress updates to send' })),
+    progressSteps: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1000, description: 'How many progress updates to send' }),
+    ),
   }),
   // What MCP clients are told: it changes nothing and the same text always gives the same digest.
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

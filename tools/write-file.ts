@@ -20,7 +20,8 @@ export default function writeFileTool(options: WriteFileOptions) {
   return defineTool({
     name: 'write_file',
     label: 'Write file',
-    description: 'Write a UTF-8 text file in the workspace (a person approves each write). Paths are relative to the workspace root.',
+    description:
+      'Write a UTF-8 text file in the workspace (a person approves each write). Paths are relative to the workspace root.',
     parameters: Type.Object({
       path: Type.String({ minLength: 1, description: 'File path relative to the workspace root' }),
       text: Type.String({ maxLength: 1_000_000, description: 'The whole new content of the file' }),

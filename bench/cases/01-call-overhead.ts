@@ -96,16 +96,32 @@ export const callOverhead: BenchCase = {
         id: 1,
         title: callOverhead.title,
         rows: [
-          row(ROWS[0], 'µs', s.bare.median, { p99: s.bare.p99, n: s.bare.n, note: 'noop.execute() directly; sample = mean of 1000 calls' }),
-          row(ROWS[1], 'µs', s.inline.median, { p99: s.inline.p99, n: s.inline.n, note: 'executeBatch, tool on the main thread' }),
-          row(ROWS[2], 'µs', s.raw.median, { p99: s.raw.p99, n: s.raw.n, note: 'piscina.run() of the same execute, 1 worker' }),
+          row(ROWS[0], 'µs', s.bare.median, {
+            p99: s.bare.p99,
+            n: s.bare.n,
+            note: 'noop.execute() directly; sample = mean of 1000 calls',
+          }),
+          row(ROWS[1], 'µs', s.inline.median, {
+            p99: s.inline.p99,
+            n: s.inline.n,
+            note: 'executeBatch, tool on the main thread',
+          }),
+          row(ROWS[2], 'µs', s.raw.median, {
+            p99: s.raw.p99,
+            n: s.raw.n,
+            note: 'piscina.run() of the same execute, 1 worker',
+          }),
           row(ROWS[3], 'µs', s.worker.median, {
             p99: s.worker.p99,
             n: s.worker.n,
             vs: { row: ROWS[2], ratio: ratio.value, range: ratio.range },
             note: 'executeBatch, 1 worker, no listeners',
           }),
-          row(ROWS[4], 'µs', s.aloneRaw.median, { p99: s.aloneRaw.p99, n: s.aloneRaw.n, note: 'blocks alternate with toolpool\'s' }),
+          row(ROWS[4], 'µs', s.aloneRaw.median, {
+            p99: s.aloneRaw.p99,
+            n: s.aloneRaw.n,
+            note: "blocks alternate with toolpool's",
+          }),
           row(ROWS[5], 'µs', s.aloneWorker.median, {
             p99: s.aloneWorker.p99,
             n: s.aloneWorker.n,

@@ -26,7 +26,8 @@ export const throughput: BenchCase = {
       const batch = calls(size, 'noop', { n: 1 });
       const args = { n: 1 };
       /** One sample per batch: calls per second. */
-      const measure = async (runBatch: () => Promise<unknown>) => (await timeEach(batchesPerBlock, runBatch)).map((us) => size / (us / 1e6));
+      const measure = async (runBatch: () => Promise<unknown>) =>
+        (await timeEach(batchesPerBlock, runBatch)).map((us) => size / (us / 1e6));
       log(`case 2: ${rounds} rounds x ${batchesPerBlock} batches of ${size}, ${CORES} workers`);
       const result = await interleave(
         {

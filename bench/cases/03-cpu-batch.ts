@@ -25,13 +25,20 @@ export const cpuBatch: BenchCase = {
     const targets: Target[] = [];
     for (const { size, wall } of sizes) {
       const n = names(size);
-      const s = { inline: summarize(wall.inline.samples), raw: summarize(wall.raw.samples), toolpool: summarize(wall.toolpool.samples) };
+      const s = {
+        inline: summarize(wall.inline.samples),
+        raw: summarize(wall.raw.samples),
+        toolpool: summarize(wall.toolpool.samples),
+      };
       const rawSpeedup = s.inline.median / s.raw.median;
       const toolpoolSpeedup = s.inline.median / s.toolpool.median;
       const vsRaw = ratioOf(wall.raw, wall.toolpool); // = toolpool's speed-up / raw's speed-up
       rows.push(
         row(n.inline, 'ms', s.inline.median, { n: s.inline.n, note: `${size} x ${work.args.rounds} sha256 rounds` }),
-        row(n.raw, 'ms', s.raw.median, { n: s.raw.n, note: `speed-up over inline ${rawSpeedup.toFixed(2)}x (${workers} workers)` }),
+        row(n.raw, 'ms', s.raw.median, {
+          n: s.raw.n,
+          note: `speed-up over inline ${rawSpeedup.toFixed(2)}x (${workers} workers)`,
+        }),
         row(n.toolpool, 'ms', s.toolpool.median, {
           n: s.toolpool.n,
           vs: { row: n.raw, ratio: 1 / vsRaw.value, range: [1 / vsRaw.range[1], 1 / vsRaw.range[0]] },

@@ -8,8 +8,14 @@ import { cpuBatches, type CpuVariant } from '../lib/cpu-batch.ts';
 import { median } from '../lib/stats.ts';
 import { row, type BenchCase, type Row, type Target } from '../lib/types.ts';
 
-const LABELS: Partial<Record<CpuVariant, string>> = { idle: 'idle loop', toolpool: 'toolpool workers', raw: 'raw piscina', inline: 'inline (event loop)' };
-const rowName = (size: number, variant: CpuVariant, stat: 'p99' | 'max') => `batch of ${size}: ${LABELS[variant]}, delay ${stat}`;
+const LABELS: Partial<Record<CpuVariant, string>> = {
+  idle: 'idle loop',
+  toolpool: 'toolpool workers',
+  raw: 'raw piscina',
+  inline: 'inline (event loop)',
+};
+const rowName = (size: number, variant: CpuVariant, stat: 'p99' | 'max') =>
+  `batch of ${size}: ${LABELS[variant]}, delay ${stat}`;
 
 export const responsiveness: BenchCase = {
   id: 4,
@@ -26,9 +32,15 @@ export const responsiveness: BenchCase = {
         rows.push(
           row(rowName(size, variant, 'p99'), 'ms', p99(variant), {
             n: delay[variant].length,
-            note: variant === 'idle' ? 'median over rounds of each batch’s p99' : `${(p99(variant) - p99('idle')).toFixed(1)} ms over idle`,
+            note:
+              variant === 'idle'
+                ? 'median over rounds of each batch’s p99'
+                : `${(p99(variant) - p99('idle')).toFixed(1)} ms over idle`,
           }),
-          row(rowName(size, variant, 'max'), 'ms', max(variant), { n: delay[variant].length, note: 'largest over rounds' }),
+          row(rowName(size, variant, 'max'), 'ms', max(variant), {
+            n: delay[variant].length,
+            note: 'largest over rounds',
+          }),
         );
       }
       if (size === 4) {

@@ -57,21 +57,23 @@ export const progress: BenchCase = {
       const idleDelay: number[] = [];
       let floodMs = 50;
       /** One sample: updates delivered per second of the call. */
-      const measure = (executor: typeof worker, isWorker: boolean) => async ({ warmup }: { warmup: boolean }) => {
-        delivered = 0;
-        const watch = await watchEventLoop();
-        const start = nowNs();
-        await executor.executeBatch(flood);
-        const seconds = (nowNs() - start) / 1e9;
-        const loop = await watch.stop();
-        if (isWorker) floodMs = seconds * 1e3;
-        if (isWorker && !warmup) {
-          workerShare.push(delivered / count);
-          workerDelay.push(loop.p99Ms);
-          workerMax.push(loop.maxMs);
-        }
-        return [delivered / seconds];
-      };
+      const measure =
+        (executor: typeof worker, isWorker: boolean) =>
+        async ({ warmup }: { warmup: boolean }) => {
+          delivered = 0;
+          const watch = await watchEventLoop();
+          const start = nowNs();
+          await executor.executeBatch(flood);
+          const seconds = (nowNs() - start) / 1e9;
+          const loop = await watch.stop();
+          if (isWorker) floodMs = seconds * 1e3;
+          if (isWorker && !warmup) {
+            workerShare.push(delivered / count);
+            workerDelay.push(loop.p99Ms);
+            workerMax.push(loop.maxMs);
+          }
+          return [delivered / seconds];
+        };
       log(`case 5: ${rounds} rounds, flood of ${count} updates; ${pacedCount} paced updates`);
       /** The same loop with nothing to do, over as long as the worker's flood took. */
       const idle = async ({ warmup }: { warmup: boolean }) => {
@@ -81,9 +83,16 @@ export const progress: BenchCase = {
         if (!warmup) idleDelay.push(loop.p99Ms);
         return [floodMs];
       };
-      const result = await interleave({ inline: measure(inline, false), worker: measure(worker, true), idle }, { rounds, warmupRounds: 1 });
+      const result = await interleave(
+        { inline: measure(inline, false), worker: measure(worker, true), idle },
+        { rounds, warmupRounds: 1 },
+      );
       await worker.executeBatch([toolCall('paced', 'updates', { mode: 'paced', count: pacedCount, intervalMs: 2 })]);
-      const s = { inline: summarize(result.inline.samples), worker: summarize(result.worker.samples), latency: summarize(latencies) };
+      const s = {
+        inline: summarize(result.inline.samples),
+        worker: summarize(result.worker.samples),
+        latency: summarize(latencies),
+      };
       const ratio = ratioOf(result.worker, result.inline);
       const rate = s.worker.median;
       const delay = median(workerDelay);
@@ -93,17 +102,30 @@ export const progress: BenchCase = {
         id: 5,
         title: progress.title,
         rows: [
-          row(ROWS[0], 'updates/s', s.inline.median, { n: s.inline.n, note: `${count} onUpdate calls on the main thread` }),
+          row(ROWS[0], 'updates/s', s.inline.median, {
+            n: s.inline.n,
+            note: `${count} onUpdate calls on the main thread`,
+          }),
           row(ROWS[1], 'updates/s', rate, {
             n: s.worker.n,
             vs: { row: ROWS[0], ratio: ratio.value, range: ratio.range },
             note: `${count} onUpdate calls in a worker`,
           }),
-          row(ROWS[2], '%', median(workerShare) * 100, { n: workerShare.length, note: 'the last update always arrives, before tool_end' }),
-          row(ROWS[3], 'ms', delay, { n: workerDelay.length, note: `host event loop while the updates arrive; ${over.toFixed(1)} ms over idle` }),
+          row(ROWS[2], '%', median(workerShare) * 100, {
+            n: workerShare.length,
+            note: 'the last update always arrives, before tool_end',
+          }),
+          row(ROWS[3], 'ms', delay, {
+            n: workerDelay.length,
+            note: `host event loop while the updates arrive; ${over.toFixed(1)} ms over idle`,
+          }),
           row(ROWS[4], 'ms', Math.max(...workerMax), { n: workerMax.length, note: 'largest over rounds' }),
           row(ROWS[5], 'ms', idleP99, { n: idleDelay.length }),
-          row(ROWS[6], 'µs', s.latency.median, { p99: s.latency.p99, n: s.latency.n, note: 'process.hrtime in the worker → listener' }),
+          row(ROWS[6], 'µs', s.latency.median, {
+            p99: s.latency.p99,
+            n: s.latency.n,
+            note: 'process.hrtime in the worker → listener',
+          }),
         ],
         targets: [
           {

@@ -12,7 +12,12 @@ import { interleave } from '../lib/interleave.ts';
 import { summarize } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
-const ROWS = ['1 worker: crashing call', '1 worker: crash → next success', '2 workers: crashing call', '2 workers: crash → next success'] as const;
+const ROWS = [
+  '1 worker: crashing call',
+  '1 worker: crash → next success',
+  '2 workers: crashing call',
+  '2 workers: crash → next success',
+] as const;
 
 export const crashRecovery: BenchCase = {
   id: 6,
@@ -29,19 +34,30 @@ export const crashRecovery: BenchCase = {
       await two.executeBatch([...calls(2, 'sleep', { ms: 20 }), ...calls(2, 'noop', { n: 1 }, 'n')]);
       await one.executeBatch([toolCall('n', 'noop', { n: 1 })]);
       /** One sample: crash result → next success (ms); the crash call's own time is kept aside. */
-      const crashThenCall = (executor: Executor, key: 'one' | 'two') => async ({ warmup }: { warmup: boolean }) => {
-        const start = process.hrtime.bigint();
-        const crashed = await executor.executeBatch([toolCall('crash', 'crash', {})]);
-        const crashedAt = process.hrtime.bigint();
-        const next = await executor.executeBatch([toolCall('next', 'noop', { n: 1 })]);
-        const end = process.hrtime.bigint();
-        if (!crashed.results[0]!.isError || next.results[0]!.isError) throw new Error('case 6: expected an error result, then a success');
-        if (!warmup) crashMs[key].push(Number(crashedAt - start) / 1e6);
-        return [Number(end - crashedAt) / 1e6];
-      };
+      const crashThenCall =
+        (executor: Executor, key: 'one' | 'two') =>
+        async ({ warmup }: { warmup: boolean }) => {
+          const start = process.hrtime.bigint();
+          const crashed = await executor.executeBatch([toolCall('crash', 'crash', {})]);
+          const crashedAt = process.hrtime.bigint();
+          const next = await executor.executeBatch([toolCall('next', 'noop', { n: 1 })]);
+          const end = process.hrtime.bigint();
+          if (!crashed.results[0]!.isError || next.results[0]!.isError)
+            throw new Error('case 6: expected an error result, then a success');
+          if (!warmup) crashMs[key].push(Number(crashedAt - start) / 1e6);
+          return [Number(end - crashedAt) / 1e6];
+        };
       log(`case 6: ${rounds} crashes per pool size`);
-      const result = await interleave({ one: crashThenCall(one, 'one'), two: crashThenCall(two, 'two') }, { rounds, warmupRounds: quick ? 0 : 1 });
-      const s = { one: summarize(result.one.samples), two: summarize(result.two.samples), crashOne: summarize(crashMs.one), crashTwo: summarize(crashMs.two) };
+      const result = await interleave(
+        { one: crashThenCall(one, 'one'), two: crashThenCall(two, 'two') },
+        { rounds, warmupRounds: quick ? 0 : 1 },
+      );
+      const s = {
+        one: summarize(result.one.samples),
+        two: summarize(result.two.samples),
+        crashOne: summarize(crashMs.one),
+        crashTwo: summarize(crashMs.two),
+      };
       return {
         id: 6,
         title: crashRecovery.title,

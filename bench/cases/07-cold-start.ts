@@ -27,7 +27,9 @@ interface ColdSample {
 }
 
 const coldTools = (kind: 'js' | 'ts') =>
-  ['echo', 'sum', 'upper'].map((name) => fileURLToPath(new URL(`../tools/cold/${name}.${kind === 'ts' ? 'ts' : 'mjs'}`, import.meta.url)));
+  ['echo', 'sum', 'upper'].map((name) =>
+    fileURLToPath(new URL(`../tools/cold/${name}.${kind === 'ts' ? 'ts' : 'mjs'}`, import.meta.url)),
+  );
 
 async function warmStart(kind: 'js' | 'ts'): Promise<number[]> {
   const { createExecutor } = await toolpool();
@@ -53,9 +55,15 @@ export const coldStart: BenchCase = {
     };
     log(`case 7: ${rounds} fresh processes per kind`);
     const fresh = quick
-      ? await Promise.all([child('js')(), child('ts')()]).then(([js, ts]) => ({ js: { samples: js, roundMedians: js }, ts: { samples: ts, roundMedians: ts } }))
+      ? await Promise.all([child('js')(), child('ts')()]).then(([js, ts]) => ({
+          js: { samples: js, roundMedians: js },
+          ts: { samples: ts, roundMedians: ts },
+        }))
       : await interleave({ js: child('js'), ts: child('ts') }, { rounds, warmupRounds: 0 });
-    const warm = await interleave({ js: () => warmStart('js'), ts: () => warmStart('ts') }, { rounds: quick ? 1 : 4, warmupRounds: quick ? 0 : 1 });
+    const warm = await interleave(
+      { js: () => warmStart('js'), ts: () => warmStart('ts') },
+      { rounds: quick ? 1 : 4, warmupRounds: quick ? 0 : 1 },
+    );
     const s = {
       jsCreate: summarize(create.js),
       tsCreate: summarize(create.ts),
@@ -69,11 +77,17 @@ export const coldStart: BenchCase = {
       id: 7,
       title: coldStart.title,
       rows: [
-        row(ROWS[0], 'ms', s.jsCreate.median, { n: s.jsCreate.n, note: 'toolpool already imported; workers start, tools described' }),
+        row(ROWS[0], 'ms', s.jsCreate.median, {
+          n: s.jsCreate.n,
+          note: 'toolpool already imported; workers start, tools described',
+        }),
         row(ROWS[1], 'ms', s.js.median, { n: s.js.n }),
         row(ROWS[2], 'ms', s.tsCreate.median, { n: s.tsCreate.n, note: 'includes the esbuild compile on the host' }),
         row(ROWS[3], 'ms', s.ts.median, { n: s.ts.n, vs: { row: ROWS[1], ratio: tsVsJs.value, range: tsVsJs.range } }),
-        row(ROWS[4], 'ms', s.warmJs.median, { n: s.warmJs.n, note: 'a new executor in a process that made one before' }),
+        row(ROWS[4], 'ms', s.warmJs.median, {
+          n: s.warmJs.n,
+          note: 'a new executor in a process that made one before',
+        }),
         row(ROWS[5], 'ms', s.warmTs.median, { n: s.warmTs.n }),
       ],
       targets: [],

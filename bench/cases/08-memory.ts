@@ -9,7 +9,12 @@ import { runChild } from '../lib/child.ts';
 import { median } from '../lib/stats.ts';
 import { row, type BenchCase } from '../lib/types.ts';
 
-const ROWS = ['host RSS, no pool', 'toolpool: RSS per idle worker', 'raw piscina: RSS per idle worker', 'toolpool: host RSS with N idle workers'] as const;
+const ROWS = [
+  'host RSS, no pool',
+  'toolpool: RSS per idle worker',
+  'raw piscina: RSS per idle worker',
+  'toolpool: host RSS with N idle workers',
+] as const;
 
 interface MemorySample {
   kind: string;
@@ -31,7 +36,12 @@ export const memory: BenchCase = {
       (samples[`${kind}:${workers}`] ??= []).push(sample);
     };
     log(`case 8: ${rounds} rounds of fresh processes with ${small} and ${large} workers`);
-    const configurations: Array<[string, number]> = [['toolpool', small], ['raw', small], ['toolpool', large], ['raw', large]];
+    const configurations: Array<[string, number]> = [
+      ['toolpool', small],
+      ['raw', small],
+      ['toolpool', large],
+      ['raw', large],
+    ];
     for (let round = 0; round < rounds; round++) {
       // Each round measures every configuration once; quick mode runs them side by side (RSS does not mind).
       if (quick) await Promise.all(configurations.map(([kind, workers]) => take(kind, workers)));
@@ -45,10 +55,19 @@ export const memory: BenchCase = {
       id: 8,
       title: memory.title,
       rows: [
-        row(ROWS[0], 'MB', median(Object.values(samples).flat().map((s) => s.beforeMb)), {
-          n: Object.values(samples).flat().length,
-          note: 'each child before it starts its pool: toolpool, tsx and the bench imported',
-        }),
+        row(
+          ROWS[0],
+          'MB',
+          median(
+            Object.values(samples)
+              .flat()
+              .map((s) => s.beforeMb),
+          ),
+          {
+            n: Object.values(samples).flat().length,
+            note: 'each child before it starts its pool: toolpool, tsx and the bench imported',
+          },
+        ),
         row(ROWS[1], 'MB', toolpool, {
           vs: { row: ROWS[2], ratio: toolpool / raw },
           note: `(RSS with ${large} workers − with ${small}) / ${large - small}`,

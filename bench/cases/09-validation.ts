@@ -72,20 +72,53 @@ export const validation: BenchCase = {
     const sink: unknown[] = [];
     const bench = new Bench({ time: quick ? 10 : 400, warmupTime: quick ? 5 : 100, iterations: quick ? 5 : 64 });
     bench
-      .add(ROWS[0], () => void sink.push(validate({ expression: '2 * (3 + 4)', precision: 2, mode: 'exact', tags: ['a'] }, undefined)))
-      .add(ROWS[1], () => void sink.push(validate({ expression: '2 * (3 + 4)', precision: '2', mode: 'exact', tags: ['a'] }, undefined)))
-      .add(ROWS[2], () => void sink.push(validate({ expression: '', precision: 'two', mode: 'fast', tags: [1] }, undefined)))
-      .add(ROWS[3], () => void sink.push(new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false }).compile(schema)))
-      .add(ROWS[4], () =>
-        void sink.push(validateToolArguments(piTool, { type: 'toolCall', id: 'x', name: 'calc', arguments: { expression: '2 * (3 + 4)', precision: 2, mode: 'exact', tags: ['a'] } })),
+      .add(
+        ROWS[0],
+        () =>
+          void sink.push(validate({ expression: '2 * (3 + 4)', precision: 2, mode: 'exact', tags: ['a'] }, undefined)),
+      )
+      .add(
+        ROWS[1],
+        () =>
+          void sink.push(
+            validate({ expression: '2 * (3 + 4)', precision: '2', mode: 'exact', tags: ['a'] }, undefined),
+          ),
+      )
+      .add(
+        ROWS[2],
+        () => void sink.push(validate({ expression: '', precision: 'two', mode: 'fast', tags: [1] }, undefined)),
+      )
+      .add(
+        ROWS[3],
+        () =>
+          void sink.push(
+            new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false }).compile(schema),
+          ),
+      )
+      .add(
+        ROWS[4],
+        () =>
+          void sink.push(
+            validateToolArguments(piTool, {
+              type: 'toolCall',
+              id: 'x',
+              name: 'calc',
+              arguments: { expression: '2 * (3 + 4)', precision: 2, mode: 'exact', tags: ['a'] },
+            }),
+          ),
       );
-    log(`case 9: tinybench, ${quick ? 'quick' : '400 ms per task'}; audit over ${quick ? 20 : 1000} inline + worker calls`);
+    log(
+      `case 9: tinybench, ${quick ? 'quick' : '400 ms per task'}; audit over ${quick ? 20 : 1000} inline + worker calls`,
+    );
     await bench.run();
     sink.length = 0;
     const rows: Row[] = bench.tasks.map((task) => {
       const result = task.result;
       if (result.state !== 'completed') throw new Error(`case 9: tinybench task ${task.name} ${result.state}`);
-      return row(task.name, 'µs', result.latency.p50 * 1e3, { p99: result.latency.p99 * 1e3, n: result.latency.samplesCount });
+      return row(task.name, 'µs', result.latency.p50 * 1e3, {
+        p99: result.latency.p99 * 1e3,
+        n: result.latency.samplesCount,
+      });
     });
 
     const calls = quick ? 20 : 1000;
@@ -100,8 +133,14 @@ export const validation: BenchCase = {
         }
       });
       rows.push(
-        row(ROWS[5], 'count', counts.compiles / (2 * calls), { n: 2 * calls, note: 'host side; schemas compile once, at createExecutor' }),
-        row(ROWS[6], 'count', counts.clones / (2 * calls), { n: 2 * calls, note: 'host side; plain arguments are copied by hand' }),
+        row(ROWS[5], 'count', counts.compiles / (2 * calls), {
+          n: 2 * calls,
+          note: 'host side; schemas compile once, at createExecutor',
+        }),
+        row(ROWS[6], 'count', counts.clones / (2 * calls), {
+          n: 2 * calls,
+          note: 'host side; plain arguments are copied by hand',
+        }),
       );
     } finally {
       await Promise.all([inline.close(), worker.close()]);

@@ -61,7 +61,11 @@ export const piAgentCore: BenchCase = {
     } finally {
       await Promise.all([inline.close(), worker.close()]);
     }
-    const s = { pi: summarize(trivial.pi.samples), inline: summarize(trivial.inline.samples), worker: summarize(trivial.worker.samples) };
+    const s = {
+      pi: summarize(trivial.pi.samples),
+      inline: summarize(trivial.inline.samples),
+      worker: summarize(trivial.worker.samples),
+    };
     const inlineVsPi = ratioOf(trivial.inline, trivial.pi);
     const workerVsPi = ratioOf(trivial.worker, trivial.pi);
 
@@ -71,12 +75,29 @@ export const piAgentCore: BenchCase = {
     const p99 = (variant: 'pi' | 'toolpool' | 'idle') => median(batch4.delay[variant].map((d) => d.p99Ms));
     const rows: Row[] = [
       row(ROWS[0], 'µs', s.pi.median, { p99: s.pi.p99, n: s.pi.n, note: 'message_end → turn_end of the loop' }),
-      row(ROWS[1], 'µs', s.inline.median, { p99: s.inline.p99, n: s.inline.n, vs: { row: ROWS[0], ratio: inlineVsPi.value, range: inlineVsPi.range } }),
-      row(ROWS[2], 'µs', s.worker.median, { p99: s.worker.p99, n: s.worker.n, vs: { row: ROWS[0], ratio: workerVsPi.value, range: workerVsPi.range } }),
+      row(ROWS[1], 'µs', s.inline.median, {
+        p99: s.inline.p99,
+        n: s.inline.n,
+        vs: { row: ROWS[0], ratio: inlineVsPi.value, range: inlineVsPi.range },
+      }),
+      row(ROWS[2], 'µs', s.worker.median, {
+        p99: s.worker.p99,
+        n: s.worker.n,
+        vs: { row: ROWS[0], ratio: workerVsPi.value, range: workerVsPi.range },
+      }),
       row(ROWS[3], 'ms', wall.pi.median, { n: wall.pi.n, note: 'all 4 on the event loop' }),
-      row(ROWS[4], 'ms', wall.toolpool.median, { n: wall.toolpool.n, vs: { row: ROWS[3], ratio: wallRatio.value, range: wallRatio.range } }),
-      row(ROWS[5], 'ms', p99('pi'), { n: batch4.delay.pi.length, note: `max ${Math.max(...batch4.delay.pi.map((d) => d.maxMs)).toFixed(0)} ms` }),
-      row(ROWS[6], 'ms', p99('toolpool'), { n: batch4.delay.toolpool.length, note: `idle loop ${p99('idle').toFixed(2)} ms` }),
+      row(ROWS[4], 'ms', wall.toolpool.median, {
+        n: wall.toolpool.n,
+        vs: { row: ROWS[3], ratio: wallRatio.value, range: wallRatio.range },
+      }),
+      row(ROWS[5], 'ms', p99('pi'), {
+        n: batch4.delay.pi.length,
+        note: `max ${Math.max(...batch4.delay.pi.map((d) => d.maxMs)).toFixed(0)} ms`,
+      }),
+      row(ROWS[6], 'ms', p99('toolpool'), {
+        n: batch4.delay.toolpool.length,
+        note: `idle loop ${p99('idle').toFixed(2)} ms`,
+      }),
     ];
     return {
       id: 10,

@@ -24,8 +24,13 @@ const ROWS = [
 function bareBwrap(): Promise<number[]> {
   const start = performance.now();
   return new Promise((resolve, reject) =>
-    execFile('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'], (error) =>
-      error ? reject(new Error(`case 12: bare bwrap failed: ${error.message}`)) : resolve([performance.now() - start]),
+    execFile(
+      'bwrap',
+      ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true'],
+      (error) =>
+        error
+          ? reject(new Error(`case 12: bare bwrap failed: ${error.message}`))
+          : resolve([performance.now() - start]),
     ),
   );
 }
@@ -51,7 +56,10 @@ export const sandboxTier: BenchCase = {
       await executor.close();
       return [ms];
     };
-    const cold = await interleave({ process: coldStart('process'), sandbox: coldStart('sandbox'), bwrap: bareBwrap }, { rounds: coldRounds, warmupRounds: 1 });
+    const cold = await interleave(
+      { process: coldStart('process'), sandbox: coldStart('sandbox'), bwrap: bareBwrap },
+      { rounds: coldRounds, warmupRounds: 1 },
+    );
 
     const rounds = quick ? 1 : 20;
     const perBlock = quick ? 20 : 300;
@@ -83,19 +91,29 @@ export const sandboxTier: BenchCase = {
       id: 12,
       title: sandboxTier.title,
       rows: [
-        row(ROWS[0], 'ms', s.coldProcess.median, { n: s.coldProcess.n, note: 'createExecutor (1 JS-compiled TS tool) + first call; starts prlimit + node' }),
+        row(ROWS[0], 'ms', s.coldProcess.median, {
+          n: s.coldProcess.n,
+          note: 'createExecutor (1 JS-compiled TS tool) + first call; starts prlimit + node',
+        }),
         row(ROWS[1], 'ms', s.coldSandbox.median, {
           n: s.coldSandbox.n,
           vs: { row: ROWS[0], ratio: coldRatio.value, range: coldRatio.range },
           note: 'the same inside bwrap (bwrap probed once per process, before the first round)',
         }),
-        row(ROWS[2], 'µs', s.warmProcess.median, { p99: s.warmProcess.p99, n: s.warmProcess.n, note: 'executeBatch of a noop tool, child already running' }),
+        row(ROWS[2], 'µs', s.warmProcess.median, {
+          p99: s.warmProcess.p99,
+          n: s.warmProcess.n,
+          note: 'executeBatch of a noop tool, child already running',
+        }),
         row(ROWS[3], 'µs', s.warmSandbox.median, {
           p99: s.warmSandbox.p99,
           n: s.warmSandbox.n,
           vs: { row: ROWS[2], ratio: warmRatio.value, range: warmRatio.range },
         }),
-        row(ROWS[4], 'ms', s.bwrap.median, { n: s.bwrap.n, note: `--unshare-all, / read-only; the sandbox's cold start is ${(s.coldSandbox.median / s.bwrap.median).toFixed(1)}x this` }),
+        row(ROWS[4], 'ms', s.bwrap.median, {
+          n: s.bwrap.n,
+          note: `--unshare-all, / read-only; the sandbox's cold start is ${(s.coldSandbox.median / s.bwrap.median).toFixed(1)}x this`,
+        }),
       ],
       targets: [
         {

@@ -16,7 +16,14 @@ type Messages = typeof import('../../src/isolation/worker/channel-messages.ts');
 type RunIds = typeof import('../../src/isolation/worker/run-ids.ts');
 type Realm = typeof import('../../src/isolation/worker/runtime/realm-integrity.ts');
 
-const ROWS = ['result copy in the worker', 'result re-check on the host', 'message shape checks', 'realm check after the call', 'unguessable run id', 'hardening per call (sum)'] as const;
+const ROWS = [
+  'result copy in the worker',
+  'result re-check on the host',
+  'message shape checks',
+  'realm check after the call',
+  'unguessable run id',
+  'hardening per call (sum)',
+] as const;
 
 /** A typical small tool result. */
 const RESULT = {
@@ -53,24 +60,49 @@ export const hardening: BenchCase = {
     const pieces = {
       copy: summarize(meanMicros(samples, () => payload.copyPayload(RESULT, 'result', 8 << 20))),
       check: summarize(meanMicros(samples, () => payload.checkPayload(result.result, 'result', 8 << 20))),
-      shapes: summarize(meanMicros(samples, () => [messages.parseWorkerMessage(start), messages.parseWorkerMessage(result)])),
+      shapes: summarize(
+        meanMicros(samples, () => [messages.parseWorkerMessage(start), messages.parseWorkerMessage(result)]),
+      ),
       realm: summarize(meanMicros(samples, () => realm.realmChange())),
       id: summarize(meanMicros(samples, () => ids.randomRunId())),
     };
-    const sum = pieces.copy.median + pieces.check.median + pieces.shapes.median + pieces.realm.median + pieces.id.median;
+    const sum =
+      pieces.copy.median + pieces.check.median + pieces.shapes.median + pieces.realm.median + pieces.id.median;
     return {
       id: 13,
       title: hardening.title,
       rows: [
-        row(ROWS[0], 'µs', pieces.copy.median, { p99: pieces.copy.p99, n: pieces.copy.n, note: 'copyPayload of a small result: read once, measured, copied' }),
-        row(ROWS[1], 'µs', pieces.check.median, { p99: pieces.check.p99, n: pieces.check.n, note: 'checkPayload of what arrived' }),
-        row(ROWS[2], 'µs', pieces.shapes.median, { p99: pieces.shapes.p99, n: pieces.shapes.n, note: 'parseWorkerMessage of start and result' }),
-        row(ROWS[3], 'µs', pieces.realm.median, { p99: pieces.realm.p99, n: pieces.realm.n, note: 'builtins and prototype key counts compared' }),
-        row(ROWS[4], 'µs', pieces.id.median, { p99: pieces.id.p99, n: pieces.id.n, note: '48 random bits from a pooled buffer' }),
+        row(ROWS[0], 'µs', pieces.copy.median, {
+          p99: pieces.copy.p99,
+          n: pieces.copy.n,
+          note: 'copyPayload of a small result: read once, measured, copied',
+        }),
+        row(ROWS[1], 'µs', pieces.check.median, {
+          p99: pieces.check.p99,
+          n: pieces.check.n,
+          note: 'checkPayload of what arrived',
+        }),
+        row(ROWS[2], 'µs', pieces.shapes.median, {
+          p99: pieces.shapes.p99,
+          n: pieces.shapes.n,
+          note: 'parseWorkerMessage of start and result',
+        }),
+        row(ROWS[3], 'µs', pieces.realm.median, {
+          p99: pieces.realm.p99,
+          n: pieces.realm.n,
+          note: 'builtins and prototype key counts compared',
+        }),
+        row(ROWS[4], 'µs', pieces.id.median, {
+          p99: pieces.id.p99,
+          n: pieces.id.n,
+          note: '48 random bits from a pooled buffer',
+        }),
         row(ROWS[5], 'µs', sum, { note: 'sum of the medians above; the start message itself is in case 1' }),
       ],
       targets: [],
-      notes: ['Measured on the main thread of the bench process; the worker-side pieces run the same code in the worker.'],
+      notes: [
+        'Measured on the main thread of the bench process; the worker-side pieces run the same code in the worker.',
+      ],
     };
   },
 };

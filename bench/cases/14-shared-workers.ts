@@ -30,7 +30,8 @@ export const sharedWorkers: BenchCase = {
       const waits = calls(size, 'io_wait', { ms: WAIT_MS });
       const sleeps = calls(size, 'sleep', { ms: WAIT_MS });
       /** One sample per batch: its wall time in ms. */
-      const measure = async (runBatch: () => Promise<unknown>) => (await timeEach(batchesPerBlock, runBatch)).map((us) => us / 1e3);
+      const measure = async (runBatch: () => Promise<unknown>) =>
+        (await timeEach(batchesPerBlock, runBatch)).map((us) => us / 1e3);
       log(`case 14: ${rounds} rounds x ${batchesPerBlock} batches of ${size}`);
       const result = await interleave(
         {
@@ -42,14 +43,26 @@ export const sharedWorkers: BenchCase = {
       );
       const sharedRatio = ratioOf(result.shared, result.inline);
       const singleRatio = ratioOf(result.single, result.inline);
-      const s = { inline: summarize(result.inline.samples), shared: summarize(result.shared.samples), single: summarize(result.single.samples) };
+      const s = {
+        inline: summarize(result.inline.samples),
+        shared: summarize(result.shared.samples),
+        single: summarize(result.single.samples),
+      };
       return {
         id: 14,
         title: sharedWorkers.title,
         rows: [
           row(ROWS[0], 'ms', s.inline.median, { p99: s.inline.p99, n: s.inline.n }),
-          row(ROWS[1], 'ms', s.shared.median, { p99: s.shared.p99, n: s.shared.n, vs: { row: ROWS[0], ratio: sharedRatio.value, range: sharedRatio.range } }),
-          row(ROWS[2], 'ms', s.single.median, { p99: s.single.p99, n: s.single.n, vs: { row: ROWS[0], ratio: singleRatio.value, range: singleRatio.range } }),
+          row(ROWS[1], 'ms', s.shared.median, {
+            p99: s.shared.p99,
+            n: s.shared.n,
+            vs: { row: ROWS[0], ratio: sharedRatio.value, range: sharedRatio.range },
+          }),
+          row(ROWS[2], 'ms', s.single.median, {
+            p99: s.single.p99,
+            n: s.single.n,
+            vs: { row: ROWS[0], ratio: singleRatio.value, range: singleRatio.range },
+          }),
         ],
         targets: [
           {

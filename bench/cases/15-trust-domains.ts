@@ -68,7 +68,10 @@ export const trustDomains: BenchCase = {
     const callsPerModule = quick ? 10 : 100;
     try {
       // First call of a stopped pool, against a warm call and a bare worker start.
-      const reaping = await createExecutor({ tools: files.slice(0, 2), workers: { min: 1, max: 2, idleTimeoutMs: IDLE_MS } });
+      const reaping = await createExecutor({
+        tools: files.slice(0, 2),
+        workers: { min: 1, max: 2, idleTimeoutMs: IDLE_MS },
+      });
       const warm: number[] = [];
       const first: number[] = [];
       const starts: number[] = [];
@@ -100,7 +103,10 @@ export const trustDomains: BenchCase = {
 
       // 10 modules x 100 calls: a domain each, against one shared domain.
       const own = await createExecutor({ tools: files, workers: { min: 1, max: 2 } });
-      const shared = await createExecutor({ tools: files.map((module) => ({ module, trustDomain: 'bench-pack' })), workers: { min: 1, max: 2 } });
+      const shared = await createExecutor({
+        tools: files.map((module) => ({ module, trustDomain: 'bench-pack' })),
+        workers: { min: 1, max: 2 },
+      });
       const batch = files.map((_, i) => ({ id: `c${i}`, name: `noop_${i}`, arguments: { n: i } }));
       const block = (executor: typeof own) => async () => {
         const started = performance.now();
@@ -111,7 +117,13 @@ export const trustDomains: BenchCase = {
       const result = await interleave({ own: block(own), shared: block(shared) }, { rounds, warmupRounds: 1 });
       await Promise.all([own.close(), shared.close()]);
 
-      const s = { warm: summarize(warm), start: summarize(starts), first: summarize(first), own: summarize(result.own.samples), shared: summarize(result.shared.samples) };
+      const s = {
+        warm: summarize(warm),
+        start: summarize(starts),
+        first: summarize(first),
+        own: summarize(result.own.samples),
+        shared: summarize(result.shared.samples),
+      };
       const firstBound = s.warm.median + s.start.median;
       const firstRatio = s.first.median / firstBound;
       const spread = ratioOf(result.own, result.shared);
@@ -121,9 +133,15 @@ export const trustDomains: BenchCase = {
         rows: [
           row(ROWS[0], 'ms', s.warm.median, { n: s.warm.n }),
           row(ROWS[1], 'ms', s.start.median, { n: s.start.n }),
-          row(ROWS[2], 'ms', s.first.median, { n: s.first.n, note: `${firstRatio.toFixed(2)}x a warm call plus one worker start` }),
+          row(ROWS[2], 'ms', s.first.median, {
+            n: s.first.n,
+            note: `${firstRatio.toFixed(2)}x a warm call plus one worker start`,
+          }),
           row(ROWS[3], 'MB', perPoolMb, { note: 'RSS of this process, per module, one worker each' }),
-          row(ROWS[4], 'ms', s.own.median, { n: s.own.n, vs: { row: ROWS[5], ratio: spread.value, range: spread.range } }),
+          row(ROWS[4], 'ms', s.own.median, {
+            n: s.own.n,
+            vs: { row: ROWS[5], ratio: spread.value, range: spread.range },
+          }),
           row(ROWS[5], 'ms', s.shared.median, { n: s.shared.n }),
         ],
         targets: [

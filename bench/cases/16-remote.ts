@@ -63,7 +63,10 @@ export const remoteCalls: BenchCase = {
         ])),
       );
       const host = async (queue: string) => {
-        const executor = await createExecutor({ tools: [TOOLS.noop, TOOLS.updates, TOOLS.cpuMs], remote: remoteRunner({ connection: redis.url, queue }) });
+        const executor = await createExecutor({
+          tools: [TOOLS.noop, TOOLS.updates, TOOLS.cpuMs],
+          remote: remoteRunner({ connection: redis.url, queue }),
+        });
         executors.push(executor);
         return executor;
       };
@@ -78,7 +81,10 @@ export const remoteCalls: BenchCase = {
       const cpu = calls(cpuCalls, 'cpu_ms', { ms: 5 });
       log(`case 16: ${rounds} rounds x ${perBlock} calls; ${inFlight} in flight; ${cpuCalls} CPU calls per batch`);
       const oneAtATime = await interleave(
-        { raw: () => timeEach(perBlock, () => raw.run(1)), remote: () => timeEach(perBlock, () => trivial.executeBatch(noop)) },
+        {
+          raw: () => timeEach(perBlock, () => raw.run(1)),
+          remote: () => timeEach(perBlock, () => trivial.executeBatch(noop)),
+        },
         { rounds, warmupRounds: 1 },
       );
       /** One sample: calls per second of `count` calls started at once. */
@@ -94,8 +100,12 @@ export const remoteCalls: BenchCase = {
         },
         { rounds: quick ? 1 : 8, warmupRounds: 1 },
       );
-      const batchMs = (executor: Executor) => async () => (await timeEach(1, () => executor.executeBatch(cpu))).map((us) => us / 1e3);
-      const scaling = await interleave({ one: batchMs(cpu1), two: batchMs(cpu2) }, { rounds: quick ? 1 : 8, warmupRounds: 1 });
+      const batchMs = (executor: Executor) => async () =>
+        (await timeEach(1, () => executor.executeBatch(cpu))).map((us) => us / 1e3);
+      const scaling = await interleave(
+        { one: batchMs(cpu1), two: batchMs(cpu2) },
+        { rounds: quick ? 1 : 8, warmupRounds: 1 },
+      );
       const latencies = await progressLatencies(trivial, quick ? 5 : 200);
 
       const trip = ratioOf(oneAtATime.remote, oneAtATime.raw);
@@ -114,20 +124,72 @@ export const remoteCalls: BenchCase = {
         id: 16,
         title: remoteCalls.title,
         rows: [
-          row(ROWS[0], 'µs', s.raw.median, { p99: s.raw.p99, n: s.raw.n, note: 'Queue.add → plain Worker answers at once → QueueEvents completed' }),
-          row(ROWS[1], 'µs', s.remote.median, { p99: s.remote.p99, n: s.remote.n, vs: { row: ROWS[0], ratio: trip.value, range: trip.range }, note: 'executeBatch of one noop call; toolpool worker process, worker tier' }),
-          row(ROWS[2], 'calls/s', s.rawRate, { n: throughput.raw.samples.length, note: `${inFlight} jobs added at once, worker concurrency ${CONCURRENCY}` }),
-          row(ROWS[3], 'calls/s', s.remoteRate, { n: throughput.remote.samples.length, vs: { row: ROWS[2], ratio: flow.value, range: flow.range }, note: `one batch of ${inFlight} noop calls` }),
-          row(ROWS[4], 'ms', s.one.median, { p99: s.one.p99, n: s.one.n, note: `${cpuCalls} calls per batch, one call at a time per process` }),
-          row(ROWS[5], 'ms', s.two.median, { p99: s.two.p99, n: s.two.n, vs: { row: ROWS[4], ratio: s.two.median / s.one.median, range: [1 / speedup.range[1], 1 / speedup.range[0]] } }),
-          row(ROWS[6], 'µs', s.latency.median, { p99: s.latency.p99, n: s.latency.n, note: 'one update every 2 ms; process.hrtime on the worker machine → listener on the host' }),
+          row(ROWS[0], 'µs', s.raw.median, {
+            p99: s.raw.p99,
+            n: s.raw.n,
+            note: 'Queue.add → plain Worker answers at once → QueueEvents completed',
+          }),
+          row(ROWS[1], 'µs', s.remote.median, {
+            p99: s.remote.p99,
+            n: s.remote.n,
+            vs: { row: ROWS[0], ratio: trip.value, range: trip.range },
+            note: 'executeBatch of one noop call; toolpool worker process, worker tier',
+          }),
+          row(ROWS[2], 'calls/s', s.rawRate, {
+            n: throughput.raw.samples.length,
+            note: `${inFlight} jobs added at once, worker concurrency ${CONCURRENCY}`,
+          }),
+          row(ROWS[3], 'calls/s', s.remoteRate, {
+            n: throughput.remote.samples.length,
+            vs: { row: ROWS[2], ratio: flow.value, range: flow.range },
+            note: `one batch of ${inFlight} noop calls`,
+          }),
+          row(ROWS[4], 'ms', s.one.median, {
+            p99: s.one.p99,
+            n: s.one.n,
+            note: `${cpuCalls} calls per batch, one call at a time per process`,
+          }),
+          row(ROWS[5], 'ms', s.two.median, {
+            p99: s.two.p99,
+            n: s.two.n,
+            vs: {
+              row: ROWS[4],
+              ratio: s.two.median / s.one.median,
+              range: [1 / speedup.range[1], 1 / speedup.range[0]],
+            },
+          }),
+          row(ROWS[6], 'µs', s.latency.median, {
+            p99: s.latency.p99,
+            n: s.latency.n,
+            note: 'one update every 2 ms; process.hrtime on the worker machine → listener on the host',
+          }),
         ],
         targets: [
-          { name: 'Trivial remote call vs raw BullMQ round trip', measured: trip.value, shown: `${trip.value.toFixed(2)}x`, goal: '<= 1.50x', met: trip.value <= 1.5 },
-          { name: `${inFlight} trivial calls in flight vs raw BullMQ throughput`, measured: flow.value, shown: `${flow.value.toFixed(2)}x`, goal: '>= 0.50x', met: flow.value >= 0.5 },
-          { name: '5 ms CPU tool, 2 worker processes vs 1', measured: speedup.value, shown: `${speedup.value.toFixed(2)}x faster`, goal: '>= 1.60x', met: speedup.value >= 1.6 },
+          {
+            name: 'Trivial remote call vs raw BullMQ round trip',
+            measured: trip.value,
+            shown: `${trip.value.toFixed(2)}x`,
+            goal: '<= 1.50x',
+            met: trip.value <= 1.5,
+          },
+          {
+            name: `${inFlight} trivial calls in flight vs raw BullMQ throughput`,
+            measured: flow.value,
+            shown: `${flow.value.toFixed(2)}x`,
+            goal: '>= 0.50x',
+            met: flow.value >= 0.5,
+          },
+          {
+            name: '5 ms CPU tool, 2 worker processes vs 1',
+            measured: speedup.value,
+            shown: `${speedup.value.toFixed(2)}x faster`,
+            goal: '>= 1.60x',
+            met: speedup.value >= 1.6,
+          },
         ],
-        notes: [`Worker machines are processes on the same ${'2-core'} machine as the host and Redis, which share its CPUs.`],
+        notes: [
+          `Worker machines are processes on the same ${'2-core'} machine as the host and Redis, which share its CPUs.`,
+        ],
       };
     } finally {
       await Promise.all(executors.map((executor) => executor.close()));

@@ -45,7 +45,9 @@ async function bareSdk(): Promise<Started> {
 async function viaToolpool({ createExecutor }: Toolpool, isolation: 'process' | 'sandbox'): Promise<Started> {
   const permissions = isolation === 'sandbox' ? { permissions: { fsRead: [SERVER, NODE_MODULES] } } : {};
   // createExecutor resolves once the server answered its first tools/list.
-  const executor = await createExecutor({ mcpServers: { bench: { command: process.execPath, args: [SERVER], isolation, ...permissions } } });
+  const executor = await createExecutor({
+    mcpServers: { bench: { command: process.execPath, args: [SERVER], isolation, ...permissions } },
+  });
   const batch = [toolCall('c1', 'bench_echo', { text: 'hi' })];
   return { call: () => executor.executeBatch(batch), close: () => executor.close() };
 }
@@ -56,7 +58,11 @@ export const mcpClient: BenchCase = {
   rowNames: ROWS,
   async run({ quick, log }) {
     const tp = await toolpool();
-    const start: Record<Variant, () => Promise<Started>> = { sdk: bareSdk, process: () => viaToolpool(tp, 'process'), sandbox: () => viaToolpool(tp, 'sandbox') };
+    const start: Record<Variant, () => Promise<Started>> = {
+      sdk: bareSdk,
+      process: () => viaToolpool(tp, 'process'),
+      sandbox: () => viaToolpool(tp, 'sandbox'),
+    };
 
     const coldRounds = quick ? 1 : 20;
     log(`case 17: ${coldRounds} starts per variant`);
@@ -67,7 +73,10 @@ export const mcpClient: BenchCase = {
       await started.close();
       return [ms];
     };
-    const cold = await interleave({ sdk: coldStart('sdk'), process: coldStart('process'), sandbox: coldStart('sandbox') }, { rounds: coldRounds, warmupRounds: 1 });
+    const cold = await interleave(
+      { sdk: coldStart('sdk'), process: coldStart('process'), sandbox: coldStart('sandbox') },
+      { rounds: coldRounds, warmupRounds: 1 },
+    );
 
     const rounds = quick ? 1 : 20;
     const perBlock = quick ? 20 : 300;
@@ -90,23 +99,69 @@ export const mcpClient: BenchCase = {
     const coldVsSdk = { process: ratioOf(cold.process, cold.sdk), sandbox: ratioOf(cold.sandbox, cold.sdk) };
     const sandboxVsProcess = ratioOf(cold.sandbox, cold.process);
     const warmVsSdk = { process: ratioOf(warm.process, warm.sdk), sandbox: ratioOf(warm.sandbox, warm.sdk) };
-    const c = { sdk: summarize(cold.sdk.samples), process: summarize(cold.process.samples), sandbox: summarize(cold.sandbox.samples) };
-    const w = { sdk: summarize(warm.sdk.samples), process: summarize(warm.process.samples), sandbox: summarize(warm.sandbox.samples) };
+    const c = {
+      sdk: summarize(cold.sdk.samples),
+      process: summarize(cold.process.samples),
+      sandbox: summarize(cold.sandbox.samples),
+    };
+    const w = {
+      sdk: summarize(warm.sdk.samples),
+      process: summarize(warm.process.samples),
+      sandbox: summarize(warm.sandbox.samples),
+    };
     return {
       id: 17,
       title: mcpClient.title,
       rows: [
-        row(ROWS[0], 'ms', c.sdk.median, { n: c.sdk.n, note: 'Client.connect(StdioClientTransport) + listTools; node + the SDK server' }),
-        row(ROWS[1], 'ms', c.process.median, { n: c.process.n, vs: { row: ROWS[0], ratio: coldVsSdk.process.value, range: coldVsSdk.process.range }, note: 'createExecutor({ mcpServers }), PID namespace (bwrap)' }),
-        row(ROWS[2], 'ms', c.sandbox.median, { n: c.sandbox.n, vs: { row: ROWS[0], ratio: coldVsSdk.sandbox.value, range: coldVsSdk.sandbox.range }, note: 'the same in the sandbox: bwrap + toolpool\'s Node entry + the server' }),
+        row(ROWS[0], 'ms', c.sdk.median, {
+          n: c.sdk.n,
+          note: 'Client.connect(StdioClientTransport) + listTools; node + the SDK server',
+        }),
+        row(ROWS[1], 'ms', c.process.median, {
+          n: c.process.n,
+          vs: { row: ROWS[0], ratio: coldVsSdk.process.value, range: coldVsSdk.process.range },
+          note: 'createExecutor({ mcpServers }), PID namespace (bwrap)',
+        }),
+        row(ROWS[2], 'ms', c.sandbox.median, {
+          n: c.sandbox.n,
+          vs: { row: ROWS[0], ratio: coldVsSdk.sandbox.value, range: coldVsSdk.sandbox.range },
+          note: "the same in the sandbox: bwrap + toolpool's Node entry + the server",
+        }),
         row(ROWS[3], 'µs', w.sdk.median, { p99: w.sdk.p99, n: w.sdk.n, note: 'client.callTool, one at a time' }),
-        row(ROWS[4], 'µs', w.process.median, { p99: w.process.p99, n: w.process.n, vs: { row: ROWS[3], ratio: warmVsSdk.process.value, range: warmVsSdk.process.range }, note: 'executeBatch of one call: validation, events, limits' }),
-        row(ROWS[5], 'µs', w.sandbox.median, { p99: w.sandbox.p99, n: w.sandbox.n, vs: { row: ROWS[3], ratio: warmVsSdk.sandbox.value, range: warmVsSdk.sandbox.range } }),
+        row(ROWS[4], 'µs', w.process.median, {
+          p99: w.process.p99,
+          n: w.process.n,
+          vs: { row: ROWS[3], ratio: warmVsSdk.process.value, range: warmVsSdk.process.range },
+          note: 'executeBatch of one call: validation, events, limits',
+        }),
+        row(ROWS[5], 'µs', w.sandbox.median, {
+          p99: w.sandbox.p99,
+          n: w.sandbox.n,
+          vs: { row: ROWS[3], ratio: warmVsSdk.sandbox.value, range: warmVsSdk.sandbox.range },
+        }),
       ],
       targets: [
-        { name: 'Trivial call through toolpool (sandbox) vs the bare SDK client', measured: warmVsSdk.sandbox.value, shown: `${warmVsSdk.sandbox.value.toFixed(2)}x`, goal: '<= 1.20x', met: warmVsSdk.sandbox.value <= 1.2 },
-        { name: 'Sandboxed start vs the bare SDK client\'s (unsandboxed) start', measured: coldVsSdk.sandbox.value, shown: `${coldVsSdk.sandbox.value.toFixed(2)}x`, goal: '<= 1.20x', met: coldVsSdk.sandbox.value <= 1.2 },
-        { name: 'Sandboxed start vs toolpool\'s process-tier start', measured: sandboxVsProcess.value, shown: `${sandboxVsProcess.value.toFixed(2)}x`, goal: '<= 1.20x', met: sandboxVsProcess.value <= 1.2 },
+        {
+          name: 'Trivial call through toolpool (sandbox) vs the bare SDK client',
+          measured: warmVsSdk.sandbox.value,
+          shown: `${warmVsSdk.sandbox.value.toFixed(2)}x`,
+          goal: '<= 1.20x',
+          met: warmVsSdk.sandbox.value <= 1.2,
+        },
+        {
+          name: "Sandboxed start vs the bare SDK client's (unsandboxed) start",
+          measured: coldVsSdk.sandbox.value,
+          shown: `${coldVsSdk.sandbox.value.toFixed(2)}x`,
+          goal: '<= 1.20x',
+          met: coldVsSdk.sandbox.value <= 1.2,
+        },
+        {
+          name: "Sandboxed start vs toolpool's process-tier start",
+          measured: sandboxVsProcess.value,
+          shown: `${sandboxVsProcess.value.toFixed(2)}x`,
+          goal: '<= 1.20x',
+          met: sandboxVsProcess.value <= 1.2,
+        },
       ],
       notes: [],
     };

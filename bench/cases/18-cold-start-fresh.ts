@@ -46,12 +46,21 @@ interface AppRun {
 }
 
 function runApp(project: ColdProject, variant: Variant): Promise<AppRun> {
-  const emptyCache = variant === 'toolpool-empty-cache' ? mkdtempSync(join(tmpdir(), 'toolpool-bench-cache-')) : undefined;
+  const emptyCache =
+    variant === 'toolpool-empty-cache' ? mkdtempSync(join(tmpdir(), 'toolpool-bench-cache-')) : undefined;
   const env = { PATH: process.env.PATH, ...(emptyCache ? { TMPDIR: emptyCache } : {}) };
-  const argument = JSON.stringify({ variant: emptyCache ? 'toolpool' : variant, tsTools: project.tsTools, jsTools: project.jsTools });
+  const argument = JSON.stringify({
+    variant: emptyCache ? 'toolpool' : variant,
+    tsTools: project.tsTools,
+    jsTools: project.jsTools,
+  });
   const started = performance.now();
   return new Promise<AppRun>((resolve, reject) => {
-    const child = spawn(process.execPath, [project.app, argument], { cwd: project.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [project.app, argument], {
+      cwd: project.root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -69,13 +78,22 @@ function runApp(project: ColdProject, variant: Variant): Promise<AppRun> {
 /** `toolpool serve` from launch until its answer to the first tools/list (the requests are written at once). */
 function serveFirstList(project: ColdProject, serveScript: string): Promise<number> {
   const requests = [
-    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    },
     { jsonrpc: '2.0', method: 'notifications/initialized' },
     { jsonrpc: '2.0', id: 2, method: 'tools/list' },
   ];
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [serveScript, 'serve', '--tools', 'tools'], { cwd: project.root, env: { PATH: process.env.PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [serveScript, 'serve', '--tools', 'tools'], {
+      cwd: project.root,
+      env: { PATH: process.env.PATH },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let buffered = '';
     let stderr = '';
     let listedAt: number | undefined;
@@ -86,14 +104,19 @@ function serveFirstList(project: ColdProject, serveScript: string): Promise<numb
         const message = JSON.parse(line) as { id?: number; result?: { tools?: unknown[] } };
         if (message.id === 2 && listedAt === undefined) {
           listedAt = performance.now() - started;
-          if (message.result?.tools?.length !== 3) reject(new Error(`case 18: serve listed ${JSON.stringify(message)}`));
+          if (message.result?.tools?.length !== 3)
+            reject(new Error(`case 18: serve listed ${JSON.stringify(message)}`));
           child.stdin.end();
         }
       }
       buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
     });
     child.on('error', reject);
-    child.on('exit', (code) => (listedAt !== undefined ? resolve(listedAt) : reject(new Error(`case 18: serve exited ${code} before tools/list: ${stderr}`))));
+    child.on('exit', (code) =>
+      listedAt !== undefined
+        ? resolve(listedAt)
+        : reject(new Error(`case 18: serve exited ${code} before tools/list: ${stderr}`)),
+    );
     child.stdin.write(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
   });
 }
@@ -105,11 +128,17 @@ export const coldStartFresh: BenchCase = {
   title: 'Cold start in a fresh process, tools importing toolpool by name, vs raw piscina',
   rowNames: ROWS,
   async run({ quick, log }) {
-    if (fromSource) throw new Error('case 18 measures the compiled build (plain node cannot import the TypeScript sources): run it without BENCH_SOURCE=1');
+    if (fromSource)
+      throw new Error(
+        'case 18 measures the compiled build (plain node cannot import the TypeScript sources): run it without BENCH_SOURCE=1',
+      );
     const build = (await childEnvironment()).BENCH_TOOLPOOL_BUILD!;
     const project = await writeColdProject(build);
     const serveScript = join(project.root, 'serve.mjs');
-    await writeFile(serveScript, `const { main } = await import(${JSON.stringify(pathToFileURL(join(build, 'src/cli/main.js')).href)});\nprocess.exitCode = await main(process.argv.slice(2));\n`);
+    await writeFile(
+      serveScript,
+      `const { main } = await import(${JSON.stringify(pathToFileURL(join(build, 'src/cli/main.js')).href)});\nprocess.exitCode = await main(process.argv.slice(2));\n`,
+    );
     const rounds = quick ? 1 : 8;
     log(`case 18: ${rounds} rounds of fresh processes (6 per round)`);
     const runs: Partial<Record<Variant, AppRun[]>> = {};
@@ -144,23 +173,72 @@ export const coldStartFresh: BenchCase = {
     const serve = median(result.serve.samples);
     const n = rounds;
     const targets: Target[] = [
-      { name: 'Fresh process ready vs raw piscina with the same tools', measured: ready.value, shown: `${ready.value.toFixed(2)}x`, goal: '<= 3.00x', met: ready.value <= 3 },
-      { name: 'Whole fresh process vs raw piscina with the same tools', measured: whole.value, shown: `${whole.value.toFixed(2)}x`, goal: '<= 1.50x', met: whole.value <= 1.5 },
-      { name: 'close() of a fresh executor', measured: close, shown: `${close.toFixed(0)} ms`, goal: '<= 100 ms', met: close <= 100 },
-      { name: 'Ready with an empty compile cache', measured: emptyCache, shown: `${emptyCache.toFixed(0)} ms`, goal: '<= 1000 ms', met: emptyCache <= 1000 },
-      { name: 'toolpool serve to its first tools/list', measured: serve, shown: `${serve.toFixed(0)} ms`, goal: '<= 500 ms', met: serve <= 500 },
+      {
+        name: 'Fresh process ready vs raw piscina with the same tools',
+        measured: ready.value,
+        shown: `${ready.value.toFixed(2)}x`,
+        goal: '<= 3.00x',
+        met: ready.value <= 3,
+      },
+      {
+        name: 'Whole fresh process vs raw piscina with the same tools',
+        measured: whole.value,
+        shown: `${whole.value.toFixed(2)}x`,
+        goal: '<= 1.50x',
+        met: whole.value <= 1.5,
+      },
+      {
+        name: 'close() of a fresh executor',
+        measured: close,
+        shown: `${close.toFixed(0)} ms`,
+        goal: '<= 100 ms',
+        met: close <= 100,
+      },
+      {
+        name: 'Ready with an empty compile cache',
+        measured: emptyCache,
+        shown: `${emptyCache.toFixed(0)} ms`,
+        goal: '<= 1000 ms',
+        met: emptyCache <= 1000,
+      },
+      {
+        name: 'toolpool serve to its first tools/list',
+        measured: serve,
+        shown: `${serve.toFixed(0)} ms`,
+        goal: '<= 500 ms',
+        met: serve <= 500,
+      },
     ];
     return {
       id: 18,
       title: coldStartFresh.title,
       rows: [
-        row(ROWS[0], 'ms', median(result['raw-trivial'].samples), { n, note: 'import piscina, 2 threads, a result from each' }),
-        row(ROWS[1], 'ms', median(result['raw-tools'].samples), { n, note: 'each thread imports the 3 JS tools (TypeBox, defineTool)' }),
-        row(ROWS[2], 'ms', median(result.toolpool.samples), { n, vs: { row: ROWS[1], ratio: ready.value, range: ready.range }, note: `import toolpool, createExecutor, one call per tool; ${readyTrivial.value.toFixed(2)}x the trivial pool` }),
-        row(ROWS[3], 'ms', median(result['toolpool-shared'].samples), { n, vs: { row: ROWS[1], ratio: readyShared.value, range: readyShared.range } }),
-        row(ROWS[4], 'ms', emptyCache, { n, note: 'TMPDIR a new empty folder: esbuild compiles the 3 modules and the runtime cache is made' }),
+        row(ROWS[0], 'ms', median(result['raw-trivial'].samples), {
+          n,
+          note: 'import piscina, 2 threads, a result from each',
+        }),
+        row(ROWS[1], 'ms', median(result['raw-tools'].samples), {
+          n,
+          note: 'each thread imports the 3 JS tools (TypeBox, defineTool)',
+        }),
+        row(ROWS[2], 'ms', median(result.toolpool.samples), {
+          n,
+          vs: { row: ROWS[1], ratio: ready.value, range: ready.range },
+          note: `import toolpool, createExecutor, one call per tool; ${readyTrivial.value.toFixed(2)}x the trivial pool`,
+        }),
+        row(ROWS[3], 'ms', median(result['toolpool-shared'].samples), {
+          n,
+          vs: { row: ROWS[1], ratio: readyShared.value, range: readyShared.range },
+        }),
+        row(ROWS[4], 'ms', emptyCache, {
+          n,
+          note: 'TMPDIR a new empty folder: esbuild compiles the 3 modules and the runtime cache is made',
+        }),
         row(ROWS[5], 'ms', median(wall('raw-tools').samples), { n, note: 'spawn to exit' }),
-        row(ROWS[6], 'ms', median(wall('toolpool').samples), { n, vs: { row: ROWS[5], ratio: whole.value, range: whole.range } }),
+        row(ROWS[6], 'ms', median(wall('toolpool').samples), {
+          n,
+          vs: { row: ROWS[5], ratio: whole.value, range: whole.range },
+        }),
         row(ROWS[7], 'ms', close, { n }),
         row(ROWS[8], 'ms', serve, { n, note: 'initialize, initialized and tools/list written at launch' }),
       ],

@@ -30,7 +30,12 @@ export const ledgerCost: BenchCase = {
   async run({ quick, log }) {
     const { createExecutor, defineTool, memoryLedger, sqliteLedger } = await toolpool();
     const { redisLedger } = await load<Bullmq>('src/adapters/bullmq/index.ts');
-    const noop = defineTool({ name: 'noop', description: 'Does nothing', parameters: { type: 'object', properties: {} }, execute: () => ({ content: [] }) });
+    const noop = defineTool({
+      name: 'noop',
+      description: 'Does nothing',
+      parameters: { type: 'object', properties: {} },
+      execute: () => ({ content: [] }),
+    });
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-bench-ledger-'));
     const redis = await startRedis();
     const ledgers: Ledger[] = [];
@@ -56,7 +61,9 @@ export const ledgerCost: BenchCase = {
       log(`case 19: ${rounds} rounds x ${perBlock} calls per ledger`);
       let n = 0;
       const block = (executor: Executor, keyed: boolean) => () =>
-        timeEach(perBlock, () => executor.executeBatch([{ id: `c${++n}`, name: 'noop', arguments: {} }], keyed ? { runId: 'bench' } : {}));
+        timeEach(perBlock, () =>
+          executor.executeBatch([{ id: `c${++n}`, name: 'noop', arguments: {} }], keyed ? { runId: 'bench' } : {}),
+        );
       const variants = Object.fromEntries(
         Object.entries(executors4)
           .filter((entry): entry is [string, Executor] => entry[1] !== undefined)
@@ -64,7 +71,9 @@ export const ledgerCost: BenchCase = {
       );
       const samples = await interleave(variants, { rounds, warmupRounds: 1 });
       const none = summarize(samples.none!.samples);
-      const rows: Row[] = [row(ROWS[0], 'µs', none.median, { p99: none.p99, n: none.n, note: 'executeBatch of one inline noop call' })];
+      const rows: Row[] = [
+        row(ROWS[0], 'µs', none.median, { p99: none.p99, n: none.n, note: 'executeBatch of one inline noop call' }),
+      ];
       for (const [name, title] of [
         ['memory', ROWS[1]],
         ['sqlite', ROWS[2]],
@@ -74,7 +83,19 @@ export const ledgerCost: BenchCase = {
         if (!measured) continue;
         const s = summarize(measured.samples);
         const ratio = ratioOf(measured, samples.none!);
-        rows.push(row(title, 'µs', s.median, { p99: s.p99, n: s.n, vs: { row: ROWS[0], ratio: ratio.value, range: ratio.range }, note: name === 'sqlite' ? 'WAL, synchronous=FULL: a claim and an end per call' : name === 'redis' ? 'SET NX PX, GET + SET KEEPTTL per call; local redis-server' : undefined }));
+        rows.push(
+          row(title, 'µs', s.median, {
+            p99: s.p99,
+            n: s.n,
+            vs: { row: ROWS[0], ratio: ratio.value, range: ratio.range },
+            note:
+              name === 'sqlite'
+                ? 'WAL, synchronous=FULL: a claim and an end per call'
+                : name === 'redis'
+                  ? 'SET NX PX, GET + SET KEEPTTL per call; local redis-server'
+                  : undefined,
+          }),
+        );
       }
       return { id: 19, title: ledgerCost.title, rows, targets: [], notes };
     } finally {

@@ -20,4 +20,24 @@ import { ledgerCost } from './19-ledger.ts';
 import type { BenchCase } from '../lib/types.ts';
 
 /** Every case of issue 4, in order, issue 3's hard-stop target, issue 11's sandbox tier, the zero-trust hardening's cost, issue 10's shared workers, issue 20's trust domains, issue 17's tools across machines issue 16's MCP client, issue 19's fresh-process cold start and issue 25's ledger cost. */
-export const CASES: BenchCase[] = [callOverhead, throughput, cpuBatch, responsiveness, progress, crashRecovery, coldStart, memory, validation, piAgentCore, hardStop, sandboxTier, hardening, sharedWorkers, trustDomains, remoteCalls, mcpClient, coldStartFresh, ledgerCost];
+export const CASES: BenchCase[] = [
+  callOverhead,
+  throughput,
+  cpuBatch,
+  responsiveness,
+  progress,
+  crashRecovery,
+  coldStart,
+  memory,
+  validation,
+  piAgentCore,
+  hardStop,
+  sandboxTier,
+  hardening,
+  sharedWorkers,
+  trustDomains,
+  remoteCalls,
+  mcpClient,
+  coldStartFresh,
+  ledgerCost,
+];

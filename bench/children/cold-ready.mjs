@@ -16,7 +16,9 @@ async function rawPiscina(tools) {
   // Until both threads have answered: the first to be ready may take the first tasks.
   const seen = new Set();
   while (seen.size < 2) {
-    const answers = await Promise.all([0, 1].map((i) => pool.run({ name: tools.length ? names[i] : '', args: argsOf[names[i]] })));
+    const answers = await Promise.all(
+      [0, 1].map((i) => pool.run({ name: tools.length ? names[i] : '', args: argsOf[names[i]] })),
+    );
     for (const answer of answers) seen.add(answer.threadId);
   }
   return pool;
@@ -26,13 +28,20 @@ async function toolpool(shared) {
   const { createExecutor } = await import('toolpool');
   const tools = shared ? tsTools.map((module) => ({ module, trustDomain: 'cold' })) : tsTools;
   const executor = await createExecutor({ tools, workers: { min: 1, max: 2 } });
-  const { results } = await executor.executeBatch(names.map((name, i) => ({ id: `c${i}`, name, arguments: argsOf[name] })));
+  const { results } = await executor.executeBatch(
+    names.map((name, i) => ({ id: `c${i}`, name, arguments: argsOf[name] })),
+  );
   const failed = results.find((result) => result.isError);
   if (failed) throw new Error(`cold start: a first call failed: ${JSON.stringify(failed)}`);
   return executor;
 }
 
-const running = variant === 'raw-trivial' ? await rawPiscina([]) : variant === 'raw-tools' ? await rawPiscina(jsTools) : await toolpool(variant === 'toolpool-shared');
+const running =
+  variant === 'raw-trivial'
+    ? await rawPiscina([])
+    : variant === 'raw-tools'
+      ? await rawPiscina(jsTools)
+      : await toolpool(variant === 'toolpool-shared');
 const ready = performance.now();
 await (running.close ? running.close() : running.destroy());
 const closed = performance.now();

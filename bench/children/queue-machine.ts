@@ -18,9 +18,14 @@ let stop: () => Promise<unknown>;
 if (kind === 'toolpool') {
   const { createExecutor } = await toolpool();
   const { serveQueue } = await load<Bullmq>('src/adapters/bullmq/index.ts');
-  const executor = await createExecutor({ tools: [TOOLS.noop, TOOLS.updates, TOOLS.cpuMs], workers: { min: concurrency, max: concurrency } });
+  const executor = await createExecutor({
+    tools: [TOOLS.noop, TOOLS.updates, TOOLS.cpuMs],
+    workers: { min: concurrency, max: concurrency },
+  });
   // Warm the pool: the first call of each worker imports the module.
-  await executor.executeBatch(Array.from({ length: concurrency }, (_, i) => ({ id: `w${i}`, name: 'noop', arguments: { n: i } })));
+  await executor.executeBatch(
+    Array.from({ length: concurrency }, (_, i) => ({ id: `w${i}`, name: 'noop', arguments: { n: i } })),
+  );
   const server = serveQueue(executor, { connection: url, queue, concurrency });
   stop = async () => (await server.close(), await executor.close());
 } else {

@@ -10,14 +10,20 @@ export async function runChild<T>(script: string, args: string[], nodeFlags: str
   const file = fileURLToPath(new URL(`../children/${script}`, import.meta.url));
   const env = await childEnvironment();
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...nodeFlags, '--import', 'tsx', file, ...args], { timeout: 60_000, env }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`bench child ${script} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
-      const last = stdout.trim().split('\n').pop() ?? '';
-      try {
-        resolve(JSON.parse(last) as T);
-      } catch {
-        reject(new Error(`bench child ${script} printed no JSON: ${stdout}\n${stderr}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [...nodeFlags, '--import', 'tsx', file, ...args],
+      { timeout: 60_000, env },
+      (error, stdout, stderr) => {
+        if (error)
+          return reject(new Error(`bench child ${script} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+        const last = stdout.trim().split('\n').pop() ?? '';
+        try {
+          resolve(JSON.parse(last) as T);
+        } catch {
+          reject(new Error(`bench child ${script} printed no JSON: ${stdout}\n${stderr}`));
+        }
+      },
+    );
   });
 }

@@ -10,8 +10,16 @@ import { join } from 'node:path';
 
 const TOOLS = {
   echo: { parameters: 'Type.Object({ text: Type.String() })', args: '{ text }: { text: string }', text: 'text' },
-  sum: { parameters: 'Type.Object({ a: Type.Number(), b: Type.Number() })', args: '{ a, b }: { a: number; b: number }', text: 'String(a + b)' },
-  upper: { parameters: 'Type.Object({ text: Type.String() })', args: '{ text }: { text: string }', text: 'text.toUpperCase()' },
+  sum: {
+    parameters: 'Type.Object({ a: Type.Number(), b: Type.Number() })',
+    args: '{ a, b }: { a: number; b: number }',
+    text: 'String(a + b)',
+  },
+  upper: {
+    parameters: 'Type.Object({ text: Type.String() })',
+    args: '{ text }: { text: string }',
+    text: 'text.toUpperCase()',
+  },
 } as const;
 
 export const COLD_TOOL_NAMES = Object.keys(TOOLS) as (keyof typeof TOOLS)[];
@@ -68,6 +76,9 @@ export async function writeColdProject(buildRoot: string): Promise<ColdProject> 
   }
   const app = join(root, 'cold-ready.mjs');
   await copyFile(fileURLToPath(new URL('../children/cold-ready.mjs', import.meta.url)), app);
-  await copyFile(fileURLToPath(new URL('../raw/cold-raw-worker.mjs', import.meta.url)), join(root, 'cold-raw-worker.mjs'));
+  await copyFile(
+    fileURLToPath(new URL('../raw/cold-raw-worker.mjs', import.meta.url)),
+    join(root, 'cold-raw-worker.mjs'),
+  );
   return { root, app, tsTools, jsTools };
 }

@@ -48,7 +48,9 @@ async function measure({ quick, log }: BenchContext): Promise<CpuBatches> {
   const work = await calibrateHash(quick ? 5 : 250);
   const rounds = quick ? 1 : 5;
   const sizes = quick ? [4] : [4, 8];
-  log(`cpu batches: ${work.args.rounds} hash rounds per call (~${work.measuredMs.toFixed(0)} ms on the main thread), sizes ${sizes.join(', ')}, ${rounds} rounds, ${CORES} workers`);
+  log(
+    `cpu batches: ${work.args.rounds} hash rounds per call (~${work.measuredMs.toFixed(0)} ms on the main thread), sizes ${sizes.join(', ')}, ${rounds} rounds, ${CORES} workers`,
+  );
   const listener = () => undefined;
   const toolpool = await createExecutor({ tools: [TOOLS.hash], workers: { min: CORES, max: CORES } });
   const inline = await createExecutor({ tools: [hashTool] });
@@ -73,15 +75,17 @@ async function measure({ quick, log }: BenchContext): Promise<CpuBatches> {
       const delay: Record<CpuVariant, LoopDelay[]> = { toolpool: [], inline: [], raw: [], pi: [], idle: [] };
       let idleMs = (work.measuredMs * size) / CORES;
       /** Wall time (ms) of one batch, with the event loop watched over exactly that span. */
-      const timed = (variant: CpuVariant, run: () => Promise<unknown>) => async ({ warmup }: { warmup: boolean }) => {
-        const watch = await watchEventLoop();
-        const start = process.hrtime.bigint();
-        await run();
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        const loop = await watch.stop();
-        if (!warmup) delay[variant].push(loop);
-        return [ms];
-      };
+      const timed =
+        (variant: CpuVariant, run: () => Promise<unknown>) =>
+        async ({ warmup }: { warmup: boolean }) => {
+          const watch = await watchEventLoop();
+          const start = process.hrtime.bigint();
+          await run();
+          const ms = Number(process.hrtime.bigint() - start) / 1e6;
+          const loop = await watch.stop();
+          if (!warmup) delay[variant].push(loop);
+          return [ms];
+        };
       const wall = await interleave(
         {
           toolpool: async (round) => {
@@ -109,7 +113,12 @@ async function measure({ quick, log }: BenchContext): Promise<CpuBatches> {
       );
       const { idle: _idle, ...runners } = wall;
       results.push({ size, wall: runners, delay });
-      log(`cpu batch of ${size}: ` + Object.entries(runners).map(([name, v]) => `${name} ${median(v.samples).toFixed(0)} ms`).join(', '));
+      log(
+        `cpu batch of ${size}: ` +
+          Object.entries(runners)
+            .map(([name, v]) => `${name} ${median(v.samples).toFixed(0)} ms`)
+            .join(', '),
+      );
     }
     return { work, workers: CORES, rounds, sizes: results };
   } finally {

@@ -42,7 +42,14 @@ export class RawPool {
 
   /** piscina's defaults (atomics: 'sync'), except the worker count and execArgv, which match toolpool's pools. */
   constructor(threads: number, atomics: 'sync' | 'async' = 'sync', execArgv: string[] = []) {
-    this.#piscina = new Piscina({ filename: pathToFileURL(RAW_WORKER).href, minThreads: threads, maxThreads: threads, idleTimeout: 60_000, execArgv, atomics });
+    this.#piscina = new Piscina({
+      filename: pathToFileURL(RAW_WORKER).href,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+      execArgv,
+      atomics,
+    });
   }
 
   /** The runnable (compiled) file of a TypeScript tool module, as toolpool's own workers load it. */

@@ -32,10 +32,16 @@ export interface InterleaveOptions {
  * then use medians of the same rounds. Garbage one variant leaves is
  * collected on whoever runs next; over many rounds that evens out.
  */
-export async function interleave<K extends string>(variants: Record<K, Block>, options: InterleaveOptions): Promise<Record<K, VariantSamples>> {
+export async function interleave<K extends string>(
+  variants: Record<K, Block>,
+  options: InterleaveOptions,
+): Promise<Record<K, VariantSamples>> {
   const names = Object.keys(variants) as K[];
   const warmup = options.warmupRounds ?? 1;
-  const out = Object.fromEntries(names.map((name) => [name, { samples: [], roundMedians: [] }])) as unknown as Record<K, VariantSamples>;
+  const out = Object.fromEntries(names.map((name) => [name, { samples: [], roundMedians: [] }])) as unknown as Record<
+    K,
+    VariantSamples
+  >;
   for (let round = 0; round < warmup + options.rounds; round++) {
     const order = round % 2 === 0 ? names : [...names].reverse();
     for (const name of order) {

@@ -12,10 +12,25 @@
  * messages) and none of the model turns around it.
  */
 import { runAgentLoop, type AgentLoopConfig, type AgentTool, type StreamFn } from '@mariozechner/pi-agent-core';
-import { Type, createAssistantMessageEventStream, type AssistantMessage, type Message, type Model } from '@mariozechner/pi-ai';
+import {
+  Type,
+  createAssistantMessageEventStream,
+  type AssistantMessage,
+  type Message,
+  type Model,
+} from '@mariozechner/pi-ai';
 import hashTool from '../../tools/hash.ts';
 import { packageVersion } from './machine.ts';
-import { measureToolStep, piContent, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
+import {
+  measureToolStep,
+  piContent,
+  scriptedStreamFn,
+  scriptedTurn,
+  SCRIPTED_MODEL,
+  type PiPeer,
+  type PiTool,
+  type ScriptedLoop,
+} from './pi.ts';
 
 const MODEL: Model<string> = SCRIPTED_MODEL;
 
@@ -25,7 +40,10 @@ const piNoop: AgentTool = {
   label: 'noop',
   description: 'Benchmark tool: returns its argument as text.',
   parameters: Type.Object({ n: Type.Number() }),
-  execute: async (_id, params) => ({ content: [{ type: 'text', text: String((params as { n: number }).n) }], details: undefined }),
+  execute: async (_id, params) => ({
+    content: [{ type: 'text', text: String((params as { n: number }).n) }],
+    details: undefined,
+  }),
 };
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -54,14 +72,25 @@ const piHash: AgentTool = {
 
 /** 0.73's messages and loop for a scripted run (see measureToolStep). */
 function scriptedLoop(tools: AgentTool[]): ScriptedLoop<AssistantMessage> {
-  const config: AgentLoopConfig = { model: MODEL, convertToLlm: (messages) => messages as Message[], toolExecution: 'parallel' };
+  const config: AgentLoopConfig = {
+    model: MODEL,
+    convertToLlm: (messages) => messages as Message[],
+    toolExecution: 'parallel',
+  };
   return {
     // Its tool-call arguments are the bench's own objects: JSON, as the loop expects.
     assistant: (calls) => scriptedTurn(calls) as AssistantMessage,
     run: (next, emit) => {
       const streamFn: StreamFn = scriptedStreamFn(next, createAssistantMessageEventStream);
       const context = { systemPrompt: '', messages: [], tools };
-      return runAgentLoop([{ role: 'user', content: 'go', timestamp: Date.now() }], context, config, emit, undefined, streamFn);
+      return runAgentLoop(
+        [{ role: 'user', content: 'go', timestamp: Date.now() }],
+        context,
+        config,
+        emit,
+        undefined,
+        streamFn,
+      );
     },
   };
 }

@@ -8,11 +8,26 @@
  * TypeBox, and the context has no `systemPrompt`.
  */
 import { runAgentLoop, type AgentLoopConfig, type AgentTool, type StreamFn } from '@earendil-works/pi-agent-core';
-import { createAssistantMessageEventStream, type AssistantMessage, type JsonObject, type Message, type Model } from '@earendil-works/pi-ai';
+import {
+  createAssistantMessageEventStream,
+  type AssistantMessage,
+  type JsonObject,
+  type Message,
+  type Model,
+} from '@earendil-works/pi-ai';
 import { int, lit, obj, num, opt, str, union } from '@earendil-works/pi-schema';
 import hashTool from '../../tools/hash.ts';
 import { packageVersion } from './machine.ts';
-import { measureToolStep, piContent, scriptedStreamFn, scriptedTurn, SCRIPTED_MODEL, type PiPeer, type PiTool, type ScriptedLoop } from './pi.ts';
+import {
+  measureToolStep,
+  piContent,
+  scriptedStreamFn,
+  scriptedTurn,
+  SCRIPTED_MODEL,
+  type PiPeer,
+  type PiTool,
+  type ScriptedLoop,
+} from './pi.ts';
 
 const MODEL: Model<string> = SCRIPTED_MODEL;
 
@@ -59,13 +74,24 @@ function hashParameters() {
 
 /** 1.x's messages and loop for a scripted run (see measureToolStep). */
 function scriptedLoop(tools: AgentTool<never>[]): ScriptedLoop<AssistantMessage> {
-  const config: AgentLoopConfig = { model: MODEL, convertToLlm: (messages) => messages as Message[], toolExecution: 'parallel' };
+  const config: AgentLoopConfig = {
+    model: MODEL,
+    convertToLlm: (messages) => messages as Message[],
+    toolExecution: 'parallel',
+  };
   return {
     // Its tool-call arguments are the bench's own objects: JSON, as the loop expects.
     assistant: (calls) => scriptedTurn(calls) as AssistantMessage,
     run: (next, emit) => {
       const streamFn: StreamFn = scriptedStreamFn(next, createAssistantMessageEventStream);
-      return runAgentLoop([{ role: 'user', content: 'go', timestamp: Date.now() }], { messages: [], tools }, config, emit, undefined, streamFn);
+      return runAgentLoop(
+        [{ role: 'user', content: 'go', timestamp: Date.now() }],
+        { messages: [], tools },
+        config,
+        emit,
+        undefined,
+        streamFn,
+      );
     },
   };
 }

@@ -69,7 +69,14 @@ export const SCRIPTED_MODEL = {
   maxTokens: 1_000_000,
 };
 
-const NO_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const NO_USAGE = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 
 /**
  * A turn of the scripted model, in the assistant-message shape both
@@ -80,14 +87,23 @@ export function scriptedTurn(calls?: ToolCall[]) {
   const content = calls
     ? calls.map((call) => ({ type: 'toolCall' as const, id: call.id, name: call.name, arguments: call.arguments }))
     : [{ type: 'text' as const, text: 'done' }];
-  return { role: 'assistant' as const, content, api, provider, model, usage: NO_USAGE, stopReason: calls ? 'toolUse' : 'stop', timestamp: Date.now() };
+  return {
+    role: 'assistant' as const,
+    content,
+    api,
+    provider,
+    model,
+    usage: NO_USAGE,
+    stopReason: calls ? 'toolUse' : 'stop',
+    timestamp: Date.now(),
+  };
 }
 
 /** A stream function for a scripted run: each model turn is `next()`, sent as one `done` event on a stream made by `create`. */
-export function scriptedStreamFn<Message extends { stopReason: string }, Stream extends { push(event: ScriptedDone<Message>): void }>(
-  next: () => Message,
-  create: () => Stream,
-): () => Stream {
+export function scriptedStreamFn<
+  Message extends { stopReason: string },
+  Stream extends { push(event: ScriptedDone<Message>): void },
+>(next: () => Message, create: () => Stream): () => Stream {
   return () => {
     const message = next();
     const stream = create();
@@ -123,7 +139,11 @@ export interface ScriptedLoop<Message> {
  * tool step, from the `message_end` of the asking turn to the `turn_end`
  * that carries the results.
  */
-export async function measureToolStep<Message>(loop: ScriptedLoop<Message>, calls: ToolCall[], hooks: SpanHooks = {}): Promise<PiBatch> {
+export async function measureToolStep<Message>(
+  loop: ScriptedLoop<Message>,
+  calls: ToolCall[],
+  hooks: SpanHooks = {},
+): Promise<PiBatch> {
   const toolTurn = loop.assistant(calls);
   const finalTurn = loop.assistant();
   let turn = 0;

@@ -8,22 +8,39 @@ export interface QueueMachine {
 }
 
 /** Starts one and resolves once it prints "ready" (within 60 s). */
-export async function startQueueMachine(kind: 'toolpool' | 'raw', url: string, queue: string, concurrency: number): Promise<QueueMachine> {
+export async function startQueueMachine(
+  kind: 'toolpool' | 'raw',
+  url: string,
+  queue: string,
+  concurrency: number,
+): Promise<QueueMachine> {
   const file = fileURLToPath(new URL('../children/queue-machine.ts', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file, kind, url, queue, String(concurrency)], {
-    env: await childEnvironment(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', file, kind, url, queue, String(concurrency)],
+    {
+      env: await childEnvironment(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`queue machine ${kind} ${queue} not ready in 60 s: ${output}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`queue machine ${kind} ${queue} not ready in 60 s: ${output}`)),
+      60_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('ready')) (clearTimeout(timer), resolve());
+      if (output.includes('ready')) clearTimeout(timer), resolve();
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`queue machine ${kind} ${queue} exited with ${code}: ${output}`))));
+    child.once(
+      'exit',
+      (code) => (
+        clearTimeout(timer), reject(new Error(`queue machine ${kind} ${queue} exited with ${code}: ${output}`))
+      ),
+    );
   });
   return {
     async stop() {

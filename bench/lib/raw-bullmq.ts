@@ -31,7 +31,10 @@ export class RawBullmq {
   async ready(): Promise<void> {
     await this.#events.waitUntilReady();
     for (let attempt = 0; attempt < 20; attempt++) {
-      const answered = await Promise.race([this.run(0).then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 500))]);
+      const answered = await Promise.race([
+        this.run(0).then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 500)),
+      ]);
       if (answered) return;
     }
     throw new Error('raw BullMQ: no completed event within 10 s');

@@ -28,7 +28,9 @@ export async function startRedis(options: { appendOnly?: boolean } = {}): Promis
     url: `redis://127.0.0.1:${port}`,
     async start() {
       if (server && server.exitCode === null) return;
-      server = spawn('redis-server', ['--save', '', ...persistence, '--port', String(port), '--bind', '127.0.0.1'], { stdio: 'ignore' });
+      server = spawn('redis-server', ['--save', '', ...persistence, '--port', String(port), '--bind', '127.0.0.1'], {
+        stdio: 'ignore',
+      });
       await answers(port);
     },
     async stop() {

@@ -34,7 +34,15 @@ function resultsTable(results: CaseResult[]): Table {
   return {
     header: ['#', 'Measurement', 'Median', 'p99', 'Unit', 'Ratio (same rounds)', 'Note'],
     lines: results.flatMap((result) =>
-      result.rows.map((row) => [String(result.id), row.name, formatNumber(row.median), formatNumber(row.p99), row.unit, ratioText(row), row.note ?? '']),
+      result.rows.map((row) => [
+        String(result.id),
+        row.name,
+        formatNumber(row.median),
+        formatNumber(row.p99),
+        row.unit,
+        ratioText(row),
+        row.note ?? '',
+      ]),
     ),
   };
 }
@@ -42,7 +50,9 @@ function resultsTable(results: CaseResult[]): Table {
 function targetsTable(results: CaseResult[]): Table {
   return {
     header: ['Target', 'Measured', 'Goal', 'Met'],
-    lines: results.flatMap((result) => result.targets.map((t) => [`${result.id}. ${t.name}`, t.shown, t.goal, t.met ? 'yes' : '**no**'])),
+    lines: results.flatMap((result) =>
+      result.targets.map((t) => [`${result.id}. ${t.name}`, t.shown, t.goal, t.met ? 'yes' : '**no**']),
+    ),
   };
 }
 
@@ -50,13 +60,21 @@ function plain({ header, lines }: Table, skip: number[] = []): string {
   const keep = (cells: string[]) => cells.filter((_, i) => !skip.includes(i));
   const rows = [keep(header), ...lines.map(keep)];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((cells) => cells[i]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
 function markdown({ header, lines }: Table): string {
   const escape = (cell: string) => cell.replaceAll('|', '\\|');
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...lines.map((cells) => `| ${cells.map(escape).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...lines.map((cells) => `| ${cells.map(escape).join(' | ')} |`),
+  ].join('\n');
 }
 
 export function consoleReport(results: CaseResult[], machine: MachineInfo, seconds: number): string {
@@ -76,7 +94,9 @@ export function markdownReport(results: CaseResult[], machine: MachineInfo, seco
     '',
     `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node}; ` +
       `load average at start ${machine.loadAverage.join(' / ')}. ` +
-      `Versions: ${Object.entries(machine.versions).map(([name, version]) => `${name} ${version}`).join(', ')}.`,
+      `Versions: ${Object.entries(machine.versions)
+        .map(([name, version]) => `${name} ${version}`)
+        .join(', ')}.`,
     '',
     '### Targets',
     '',
@@ -85,7 +105,9 @@ export function markdownReport(results: CaseResult[], machine: MachineInfo, seco
     '### All measurements',
     '',
     markdown(resultsTable(results)),
-    ...(results.some((r) => r.notes.length) ? ['', ...results.flatMap((r) => r.notes.map((note) => `- Case ${r.id}: ${note}`))] : []),
+    ...(results.some((r) => r.notes.length)
+      ? ['', ...results.flatMap((r) => r.notes.map((note) => `- Case ${r.id}: ${note}`))]
+      : []),
   ].join('\n');
 }
 

@@ -42,7 +42,8 @@ function buildOnce(): Promise<string> {
     const files: string[] = [];
     for (const dir of ['src']) {
       for (const entry of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
-        if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(join(entry.parentPath, entry.name));
+        if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+          files.push(join(entry.parentPath, entry.name));
       }
     }
     await build({
@@ -112,5 +113,7 @@ export async function childEnvironment(): Promise<NodeJS.ProcessEnv> {
 }
 
 export function describeBuild(): string {
-  return fromSource ? 'toolpool sources through tsx (BENCH_SOURCE=1)' : `toolpool compiled to JavaScript in ${relative(ROOT, BUILD_ROOT)}/<pid>/ (esbuild, per file, as published)`;
+  return fromSource
+    ? 'toolpool sources through tsx (BENCH_SOURCE=1)'
+    : `toolpool compiled to JavaScript in ${relative(ROOT, BUILD_ROOT)}/<pid>/ (esbuild, per file, as published)`;
 }

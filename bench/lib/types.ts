@@ -55,6 +55,11 @@ export function shared<T>(ctx: BenchContext, key: string, measure: () => Promise
   return value;
 }
 
-export function row(name: string, unit: string, median: number, extra: Omit<Row, 'name' | 'unit' | 'median'> = {}): Row {
+export function row(
+  name: string,
+  unit: string,
+  median: number,
+  extra: Omit<Row, 'name' | 'unit' | 'median'> = {},
+): Row {
   return { name, unit, median, ...extra };
 }

@@ -37,7 +37,10 @@ const until = performance.now() + seconds * 1000;
 let count = 0;
 const one = [toolCall('c1', 'noop', { n: 1 })];
 if (scenario === 'worker' || scenario === 'throughput') {
-  const executor = await createExecutor({ tools: [TOOLS.noop], workers: scenario === 'worker' ? { min: 1, max: 1 } : { min: 2, max: 2 } });
+  const executor = await createExecutor({
+    tools: [TOOLS.noop],
+    workers: scenario === 'worker' ? { min: 1, max: 1 } : { min: 2, max: 2 },
+  });
   const batch = scenario === 'worker' ? one : calls(100, 'noop', { n: 1 });
   while (performance.now() < until) {
     await executor.executeBatch(batch);
@@ -69,7 +72,11 @@ if (scenario === 'worker' || scenario === 'throughput') {
   console.log(`updates: ${delivered} of ${count} delivered`);
   await executor.close();
 } else if (scenario === 'raw' || scenario === 'raw-async') {
-  const raw = new RawPool(1, scenario === 'raw' ? 'sync' : 'async', process.env.BENCH_WORKER_PROF === '1' ? workerFlags : []);
+  const raw = new RawPool(
+    1,
+    scenario === 'raw' ? 'sync' : 'async',
+    process.env.BENCH_WORKER_PROF === '1' ? workerFlags : [],
+  );
   const module = await raw.module(TOOLS.noop);
   while (performance.now() < until) {
     await raw.run(module, { n: 1 });

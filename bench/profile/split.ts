@@ -36,7 +36,16 @@ const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/co
 
 const raw = new RawPool(workers);
 const rawAsync = new RawPool(workers, 'async');
-const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, minWorkers: workers, maxWorkers: workers, idleTimeoutMs: 30_000, env: {}, execArgv: [], hostFunctions: {}, loadTimeoutMs: 30_000 });
+const pool = await WorkerPool.start({
+  maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
+  minWorkers: workers,
+  maxWorkers: workers,
+  idleTimeoutMs: 30_000,
+  env: {},
+  execArgv: [],
+  hostFunctions: {},
+  loadTimeoutMs: 30_000,
+});
 const executor = await createExecutor({ tools: [TOOLS.noop], workers: { min: workers, max: workers } });
 const module = await raw.module(TOOLS.noop);
 const ref = { module: new URL(module).pathname, source: TOOLS.noop };
@@ -63,6 +72,8 @@ const result = await interleave(
 for (const [name, samples] of Object.entries(result)) {
   const s = summarize(samples.samples);
   const r = ratioOf(samples, result.raw);
-  console.log(`${name.padEnd(10)} median ${s.median.toFixed(1).padStart(6)} µs  p99 ${s.p99.toFixed(0).padStart(5)} µs  ${r.value.toFixed(2)}x raw (rounds ${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)})`);
+  console.log(
+    `${name.padEnd(10)} median ${s.median.toFixed(1).padStart(6)} µs  p99 ${s.p99.toFixed(0).padStart(5)} µs  ${r.value.toFixed(2)}x raw (rounds ${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)})`,
+  );
 }
 await Promise.all([raw.close(), rawAsync.close(), pool.close(), executor.close()]);

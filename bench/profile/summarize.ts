@@ -26,7 +26,10 @@ const microsPerSample = (profile.endTime - profile.startTime) / total;
 const byFunction = new Map<string, number>();
 const byFile = new Map<string, number>();
 for (const { callFrame, hitCount } of profile.nodes) {
-  const url = callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'nm/').replace(/.*\/work\/main\//, '');
+  const url = callFrame.url
+    .replace(/^file:\/\//, '')
+    .replace(/.*node_modules\//, 'nm/')
+    .replace(/.*\/work\/main\//, '');
   const key = `${callFrame.functionName || '(anonymous)'}  ${url}:${callFrame.lineNumber + 1}`;
   byFunction.set(key, (byFunction.get(key) ?? 0) + hitCount);
   const fileKey = url || callFrame.functionName;

@@ -56,7 +56,16 @@ const { WorkerPool } = await load<{ WorkerPool: typeof WorkerPoolClass }>('src/i
 const { DEFAULT_LIMITS } = await load<{ DEFAULT_LIMITS: typeof Limits }>('src/core/limits.ts');
 const raw = new RawPool(1);
 const rawAsync = new RawPool(1, 'async');
-const pool = await WorkerPool.start({ maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 30_000, env: {}, execArgv: [], hostFunctions: {}, loadTimeoutMs: 30_000 });
+const pool = await WorkerPool.start({
+  maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
+  minWorkers: 1,
+  maxWorkers: 1,
+  idleTimeoutMs: 30_000,
+  env: {},
+  execArgv: [],
+  hostFunctions: {},
+  loadTimeoutMs: 30_000,
+});
 const executor = await createExecutor({ tools: [TOOLS.noop], workers: { min: 1, max: 1 } });
 const module = await raw.module(TOOLS.noop);
 const args = { n: 1 };

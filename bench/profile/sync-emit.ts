@@ -22,7 +22,9 @@ if (mode === 'patched') {
     return this.#tail;
   }`;
   if (!code.includes(from)) throw new Error('events.js changed; experiment needs updating');
-  code = code.replace(from, `  #pending = 0;
+  code = code.replace(
+    from,
+    `  #pending = 0;
   emit(event, extra) {
     if (this.#listeners.size === 0 && !extra) return this.#pending === 0 ? undefined : this.#tail;
     const listeners = extra ? [...this.#listeners, extra] : [...this.#listeners];
@@ -42,13 +44,17 @@ if (mode === 'patched') {
     this.#pending++;
     this.#tail = this.#tail.then(() => this.#deliver(event, listeners)).finally(() => this.#pending--);
     return this.#tail;
-  }`);
+  }`,
+  );
   writeFileSync(file, code);
 }
 const { createExecutor } = await load<typeof import('../../src/index.ts')>('src/index.ts');
 const { watchEventLoop } = await import('../lib/event-loop.ts');
 const { sleep } = await import('../lib/clock.ts');
-const ex = await createExecutor({ tools: [fileURLToPath(new URL('../tools/updates.ts', import.meta.url))], workers: { min: 1, max: 1 } });
+const ex = await createExecutor({
+  tools: [fileURLToPath(new URL('../tools/updates.ts', import.meta.url))],
+  workers: { min: 1, max: 1 },
+});
 let delivered = 0;
 ex.subscribe((e) => void (e.type === 'tool_update' && delivered++));
 const call = [{ id: 'f', name: 'updates', arguments: { mode: 'flood', count: 400000 } }];
@@ -62,7 +68,12 @@ for (let r = 0; r < 4; r++) {
   const s = (performance.now() - t) / 1000;
   const used = process.cpuUsage(cpu);
   const d = await w.stop();
-  const idle = await watchEventLoop(); await sleep(s * 1000); const i = await idle.stop();
-  console.log(mode.padEnd(8), `delivered ${delivered} (${(delivered / s / 1000).toFixed(0)}k/s) in ${(s * 1000).toFixed(0)} ms, loop p99 ${d.p99Ms.toFixed(1)} max ${d.maxMs.toFixed(1)} ms (idle p99 ${i.p99Ms.toFixed(1)}), process CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`);
+  const idle = await watchEventLoop();
+  await sleep(s * 1000);
+  const i = await idle.stop();
+  console.log(
+    mode.padEnd(8),
+    `delivered ${delivered} (${(delivered / s / 1000).toFixed(0)}k/s) in ${(s * 1000).toFixed(0)} ms, loop p99 ${d.p99Ms.toFixed(1)} max ${d.maxMs.toFixed(1)} ms (idle p99 ${i.p99Ms.toFixed(1)}), process CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
+  );
 }
 await ex.close();

@@ -10,7 +10,10 @@ import { toolpool } from '../lib/toolpool.ts';
 
 const count = Number(process.argv[2] ?? 400_000);
 const { createExecutor } = await toolpool();
-const executor = await createExecutor({ tools: [fileURLToPath(new URL('../tools/updates.ts', import.meta.url))], workers: { min: 1, max: 1 } });
+const executor = await createExecutor({
+  tools: [fileURLToPath(new URL('../tools/updates.ts', import.meta.url))],
+  workers: { min: 1, max: 1 },
+});
 let turn = 0;
 let spinning = true;
 const spin = () => {

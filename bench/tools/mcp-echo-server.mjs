@@ -6,7 +6,15 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 
 const server = new Server({ name: 'bench-echo', version: '1.0.0' }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({
-  tools: [{ name: 'echo', description: 'Returns its text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
+  tools: [
+    {
+      name: 'echo',
+      description: 'Returns its text',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
+  ],
 }));
-server.setRequestHandler(CallToolRequestSchema, (request) => ({ content: [{ type: 'text', text: String(request.params.arguments?.text) }] }));
+server.setRequestHandler(CallToolRequestSchema, (request) => ({
+  content: [{ type: 'text', text: String(request.params.arguments?.text) }],
+}));
 await server.connect(new StdioServerTransport());

@@ -4,7 +4,13 @@ import { decide, pausedBatch, type ApprovalDecisions, type PausedBatch } from '.
 import type { AgentEvent } from './events.ts';
 import { MessageQueue, type QueueMode } from './queue.ts';
 import { AgentRun, type AgentExecutor, type RunStart } from './run.ts';
-import { readSnapshot, takeSnapshot, type AgentSnapshot, type PendingCallCheck, type SnapshotSecret } from './snapshot.ts';
+import {
+  readSnapshot,
+  takeSnapshot,
+  type AgentSnapshot,
+  type PendingCallCheck,
+  type SnapshotSecret,
+} from './snapshot.ts';
 import { refuseCalls } from './refused-calls.ts';
 import { userMessage } from './transcript.ts';
 import { OrderedEmitter, type Listener } from '../core/events.ts';
@@ -95,7 +101,10 @@ export class Agent {
   constructor(options: AgentOptions) {
     checkOptions(options);
     this.#snapshotSecret = options.snapshotSecret;
-    const state = options.snapshot !== undefined ? readSnapshot(options.snapshot, options.snapshotSecret, pendingCheckOf(options.executor)) : undefined;
+    const state =
+      options.snapshot !== undefined
+        ? readSnapshot(options.snapshot, options.snapshotSecret, pendingCheckOf(options.executor))
+        : undefined;
     this.#model = options.model;
     this.#executor = options.executor;
     this.#systemPrompt = options.systemPrompt;
@@ -146,7 +155,11 @@ export class Agent {
    */
   async prompt(input: string | Content[]): Promise<Message[]> {
     if (this.#active) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.busy());
-    if (this.#paused) throw new ToolpoolError('TOOLPOOL_ERR_AGENT_STATE', AgentErrors.pendingApprovals(this.#paused.pending.map((call) => call.toolCallId)));
+    if (this.#paused)
+      throw new ToolpoolError(
+        'TOOLPOOL_ERR_AGENT_STATE',
+        AgentErrors.pendingApprovals(this.#paused.pending.map((call) => call.toolCallId)),
+      );
     const prompt = userMessage(input, 'prompt');
     return this.#run({ messages: [...this.#steering.take(), prompt] });
   }
@@ -225,7 +238,10 @@ export class Agent {
   }
 
   /** One run; when it pauses for approval, remembers the batch with the decisions made so far. */
-  async #run(start: RunStart, decided: Pick<PausedBatch, 'approved' | 'rejected'> = { approved: [], rejected: {} }): Promise<Message[]> {
+  async #run(
+    start: RunStart,
+    decided: Pick<PausedBatch, 'approved' | 'rejected'> = { approved: [], rejected: {} },
+  ): Promise<Message[]> {
     const controller = new AbortController();
     this.#active = controller;
     try {
@@ -273,31 +289,70 @@ function pendingCheckOf(executor: AgentExecutor): PendingCallCheck | undefined {
 }
 
 function checkOptions(options: AgentOptions): void {
-  if (typeof options !== 'object' || options === null) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('(options)', 'must be an object { model, executor }'));
-  if (typeof options.model?.stream !== 'function') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('model', 'must be a Model with a stream(request) method'));
+  if (typeof options !== 'object' || options === null)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('(options)', 'must be an object { model, executor }'),
+    );
+  if (typeof options.model?.stream !== 'function')
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('model', 'must be a Model with a stream(request) method'),
+    );
   if (typeof options.executor?.executeBatch !== 'function' || !Array.isArray(options.executor.definitions)) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('executor', 'must be an executor from createExecutor()'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('executor', 'must be an executor from createExecutor()'),
+    );
   }
-  if (options.maxTurns !== undefined && !((Number.isInteger(options.maxTurns) || options.maxTurns === Infinity) && options.maxTurns >= 1)) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('maxTurns', 'must be an integer >= 1 (or Infinity)'));
+  if (
+    options.maxTurns !== undefined &&
+    !((Number.isInteger(options.maxTurns) || options.maxTurns === Infinity) && options.maxTurns >= 1)
+  ) {
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('maxTurns', 'must be an integer >= 1 (or Infinity)'),
+    );
   }
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('systemPrompt', 'must be a string'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('systemPrompt', 'must be a string'),
+    );
   }
-  if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('runId', 'must be a non-empty string of at most 512 characters'));
+  if (
+    options.runId !== undefined &&
+    !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)
+  ) {
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('runId', 'must be a non-empty string of at most 512 characters'),
+    );
   }
-  if (options.messages !== undefined && !Array.isArray(options.messages)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('messages', 'must be an array of messages'));
+  if (options.messages !== undefined && !Array.isArray(options.messages))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('messages', 'must be an array of messages'),
+    );
   const secret = options.snapshotSecret;
   if (secret !== undefined && !((typeof secret === 'string' || secret instanceof Uint8Array) && secret.length > 0)) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('snapshotSecret', 'must be a non-empty string or byte array'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('snapshotSecret', 'must be a non-empty string or byte array'),
+    );
   }
   if (options.messages !== undefined && options.snapshot !== undefined) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('snapshot', 'cannot be given together with messages (the snapshot holds the transcript)'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      AgentErrors.badOption('snapshot', 'cannot be given together with messages (the snapshot holds the transcript)'),
+    );
   }
   for (const mode of ['steeringMode', 'followUpMode'] as const) {
     if (options[mode] !== undefined && options[mode] !== 'one-at-a-time' && options[mode] !== 'all') {
-      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption(mode, 'must be "one-at-a-time" or "all"'));
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        AgentErrors.badOption(mode, 'must be "one-at-a-time" or "all"'),
+      );
     }
   }
 }

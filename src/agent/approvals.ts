@@ -20,7 +20,10 @@ export interface PausedBatch {
   rejected: Record<string, string>;
 }
 
-export function pausedBatch(pending: PendingApproval[], decided: Pick<PausedBatch, 'approved' | 'rejected'>): PausedBatch {
+export function pausedBatch(
+  pending: PendingApproval[],
+  decided: Pick<PausedBatch, 'approved' | 'rejected'>,
+): PausedBatch {
   return { pending, approved: [...decided.approved], rejected: { ...decided.rejected } };
 }
 
@@ -33,10 +36,12 @@ export function decide(paused: PausedBatch, decisions: ApprovalDecisions): Pause
   const { approved, rejected } = checkDecisions(decisions);
   const pendingIds = new Set(paused.pending.map((call) => call.toolCallId));
   for (const id of [...approved, ...Object.keys(rejected)]) {
-    if (!pendingIds.has(id)) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.notPending(id, [...pendingIds]));
+    if (!pendingIds.has(id))
+      throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.notPending(id, [...pendingIds]));
   }
   const both = approved.find((id) => Object.hasOwn(rejected, id));
-  if (both !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.approvedAndRejected(both));
+  if (both !== undefined)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.approvedAndRejected(both));
   const decided = new Set([...approved, ...Object.keys(rejected)]);
   return {
     pending: paused.pending.filter((call) => !decided.has(call.toolCallId)),
@@ -46,14 +51,29 @@ export function decide(paused: PausedBatch, decisions: ApprovalDecisions): Pause
 }
 
 function checkDecisions(decisions: ApprovalDecisions): { approved: string[]; rejected: Record<string, string> } {
-  if (typeof decisions !== 'object' || decisions === null) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('pass { approved?: string[], rejected?: { id: reason } }'));
+  if (typeof decisions !== 'object' || decisions === null)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_DECISIONS',
+      AgentErrors.badDecisions('pass { approved?: string[], rejected?: { id: reason } }'),
+    );
   const approved = decisions.approved ?? [];
   if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('approved must be an array of tool-call ids'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_DECISIONS',
+      AgentErrors.badDecisions('approved must be an array of tool-call ids'),
+    );
   }
   const rejected = decisions.rejected ?? {};
-  if (typeof rejected !== 'object' || rejected === null || Array.isArray(rejected) || Object.values(rejected).some((reason) => typeof reason !== 'string')) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_DECISIONS', AgentErrors.badDecisions('rejected must be an object { toolCallId: reason }'));
+  if (
+    typeof rejected !== 'object' ||
+    rejected === null ||
+    Array.isArray(rejected) ||
+    Object.values(rejected).some((reason) => typeof reason !== 'string')
+  ) {
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_DECISIONS',
+      AgentErrors.badDecisions('rejected must be an object { toolCallId: reason }'),
+    );
   }
   return { approved: [...new Set(approved)], rejected: { ...rejected } };
 }

@@ -62,7 +62,13 @@ export class PartialAssistantMessage {
     stopReason: StopReason,
     copy: (part: TextContent | ToolCallContent) => TextContent | ToolCallContent,
   ): AssistantMessage {
-    return { role: 'assistant', content: this.#content.map(copy), stopReason, model: this.model, timestamp: Date.now() };
+    return {
+      role: 'assistant',
+      content: this.#content.map(copy),
+      stopReason,
+      model: this.model,
+      timestamp: Date.now(),
+    };
   }
 }
 

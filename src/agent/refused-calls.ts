@@ -10,11 +10,30 @@ import type { ToolErrorCode } from '../core/error-codes.ts';
  * source order (the order of a concurrent batch). A UI that tracks calls by
  * their events then sees each one end.
  */
-export function refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string, errorCode: ToolErrorCode): { results: ToolResultMessage[]; events: ToolEvent[] } {
+export function refuseCalls(
+  calls: readonly ToolCallContent[],
+  text: (call: ToolCallContent) => string,
+  errorCode: ToolErrorCode,
+): { results: ToolResultMessage[]; events: ToolEvent[] } {
   const results = calls.map((call) => ({ ...notRunResult(call, text(call)), errorCode }));
-  const events: ToolEvent[] = calls.map((call) => ({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: call.arguments }));
+  const events: ToolEvent[] = calls.map((call) => ({
+    type: 'tool_start',
+    toolCallId: call.id,
+    toolName: call.name,
+    args: call.arguments,
+  }));
   for (const { toolCallId, toolName, content } of results) {
-    events.push({ type: 'tool_end', toolCallId, toolName, result: { content }, isError: true, errorCode, durationMs: 0, queuedMs: 0, runningMs: 0 });
+    events.push({
+      type: 'tool_end',
+      toolCallId,
+      toolName,
+      result: { content },
+      isError: true,
+      errorCode,
+      durationMs: 0,
+      queuedMs: 0,
+      runningMs: 0,
+    });
   }
   return { results, events };
 }

@@ -104,7 +104,10 @@ export class AgentRun {
 
   async #runTurns(start: RunStart): Promise<RunEnd> {
     if ('stillPending' in start) return { reason: 'approval', pending: start.stillPending };
-    let outcome = 'resume' in start ? await this.#resumeTurn(start.resume.message, start.resume.approvals) : await this.#runTurn(start.messages);
+    let outcome =
+      'resume' in start
+        ? await this.#resumeTurn(start.resume.message, start.resume.approvals)
+        : await this.#runTurn(start.messages);
     while ('next' in outcome) outcome = await this.#runTurn(outcome.next);
     return outcome.end;
   }
@@ -198,10 +201,20 @@ export class AgentRun {
     return phase;
   }
 
-  async #toolPhase(message: AssistantMessage, calls: ToolCallContent[], approvals: ApprovalOptions): Promise<ToolPhase> {
+  async #toolPhase(
+    message: AssistantMessage,
+    calls: ToolCallContent[],
+    approvals: ApprovalOptions,
+  ): Promise<ToolPhase> {
     switch (message.stopReason) {
       case 'length':
-        return { results: await this.#refuseCalls(calls, (call) => AgentErrors.argumentsCutOff(call.name), 'INVALID_ARGUMENTS') };
+        return {
+          results: await this.#refuseCalls(
+            calls,
+            (call) => AgentErrors.argumentsCutOff(call.name),
+            'INVALID_ARGUMENTS',
+          ),
+        };
       case 'aborted':
         return { results: await this.#refuseCalls(calls, AgentErrors.notRunAborted, 'ABORTED') };
       case 'error': {
@@ -229,7 +242,11 @@ export class AgentRun {
   }
 
   /** Answers calls that will not run with an error result each, with their tool events (see refuseCalls). */
-  async #refuseCalls(calls: readonly ToolCallContent[], text: (call: ToolCallContent) => string, code: ToolErrorCode): Promise<ToolResultMessage[]> {
+  async #refuseCalls(
+    calls: readonly ToolCallContent[],
+    text: (call: ToolCallContent) => string,
+    code: ToolErrorCode,
+  ): Promise<ToolResultMessage[]> {
     const { results, events } = refuseCalls(calls, text, code);
     for (const event of events) await this.#emit(event);
     return results;
@@ -239,12 +256,16 @@ export class AgentRun {
 
   #decideNext(message: AssistantMessage, tools: ToolPhase): TurnOutcome {
     if (tools.failure !== undefined) return end({ reason: 'error', error: tools.failure });
-    if (message.stopReason === 'error') return end({ reason: 'error', error: message.errorMessage ?? AgentErrors.modelTurnFailed() });
+    if (message.stopReason === 'error')
+      return end({ reason: 'error', error: message.errorMessage ?? AgentErrors.modelTurnFailed() });
     if (message.stopReason === 'aborted' || this.ctx.signal.aborted) return end({ reason: 'aborted' });
     if (tools.pending) return end({ reason: 'approval', pending: tools.pending });
     if (tools.batch?.terminate) return end({ reason: 'terminate' });
     if (tools.batch?.stopped) {
-      return end({ reason: 'hookStop', ...(tools.batch.stopReason !== undefined ? { hookStopReason: tools.batch.stopReason } : {}) });
+      return end({
+        reason: 'hookStop',
+        ...(tools.batch.stopReason !== undefined ? { hookStopReason: tools.batch.stopReason } : {}),
+      });
     }
     const wouldStop = tools.results.length === 0;
     if (wouldStop) {
@@ -267,10 +288,12 @@ export class AgentRun {
 
   /** Safety net: whatever ended the run, every tool call in the transcript gets a result. */
   async #answerOpenToolCalls(end: RunEnd): Promise<void> {
-    const text = end.reason === 'aborted' ? AgentErrors.notRunAborted() : AgentErrors.notRunRunEnded(end.error ?? end.reason);
+    const text =
+      end.reason === 'aborted' ? AgentErrors.notRunAborted() : AgentErrors.notRunRunEnded(end.error ?? end.reason);
     const open = unansweredToolCalls(this.#added);
     if (open.length === 0) return;
-    for (const result of await this.#refuseCalls(open, () => text, end.reason === 'aborted' ? 'ABORTED' : 'STOPPED')) await this.#addMessage(result);
+    for (const result of await this.#refuseCalls(open, () => text, end.reason === 'aborted' ? 'ABORTED' : 'STOPPED'))
+      await this.#addMessage(result);
   }
 
   async #endRun(end: RunEnd): Promise<void> {

@@ -1,11 +1,18 @@
 import type { Content } from '../core/tool.ts';
-import { toolCallsOf, type AssistantMessage, type Message, type ToolCallContent, type UserMessage } from '../core/messages.ts';
+import {
+  toolCallsOf,
+  type AssistantMessage,
+  type Message,
+  type ToolCallContent,
+  type UserMessage,
+} from '../core/messages.ts';
 import type { ToolResultMessage } from '../core/tool.ts';
 import { AgentErrors } from '../core/errors.ts';
 import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 export function userMessage(content: string | Content[], method: string): UserMessage {
-  if (typeof content !== 'string' && !Array.isArray(content)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badPrompt(method));
+  if (typeof content !== 'string' && !Array.isArray(content))
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badPrompt(method));
   return { role: 'user', content: typeof content === 'string' ? content : [...content], timestamp: Date.now() };
 }
 

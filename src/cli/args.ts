@@ -7,13 +7,17 @@ export const helpFlag = { help: { type: 'boolean', short: 'h' } } as const;
 export function integerFlag(command: string, flag: string, value: string | undefined, min = 1): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!Number.isInteger(number) || number < min) throw usageError(command, `--${flag} must be an integer >= ${min}, got "${value}"`);
+  if (!Number.isInteger(number) || number < min)
+    throw usageError(command, `--${flag} must be an integer >= ${min}, got "${value}"`);
   return number;
 }
 
 /** Repeatable or comma-separated flag values, trimmed, without empty ones. */
 export function splitList(values: readonly string[] | undefined): string[] {
-  return (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  return (values ?? [])
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
 }
 
 /**

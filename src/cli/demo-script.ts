@@ -25,7 +25,10 @@ export function demoScript({ rounds, delayMs }: { rounds: number; delayMs: numbe
       text: 'I will stretch the three passwords in parallel, work out the total, read the settings and ping the flaky service.',
       toolCalls: [
         { name: 'hash', arguments: { text: 'correct horse battery staple', rounds, progressSteps: 20 } },
-        { name: 'hash', arguments: { text: 'Tr0ub4dor&3', rounds: Math.round(rounds * 0.8), algorithm: 'sha512', progressSteps: 20 } },
+        {
+          name: 'hash',
+          arguments: { text: 'Tr0ub4dor&3', rounds: Math.round(rounds * 0.8), algorithm: 'sha512', progressSteps: 20 },
+        },
         { name: 'hash', arguments: { text: 'hunter2', rounds: Math.round(rounds * 1.2), progressSteps: 20 } },
         { name: 'calculator', arguments: { expression: '(1 + 2) * 3 / 7', precision: 'two' } },
         { name: 'read_file', arguments: { path: '.env' } },
@@ -44,7 +47,10 @@ export const SUMMARY_FILE = 'summary.md';
 /** Blocks reads of secrets, the way a host would guard a file tool. */
 export const demoPolicy: BeforeToolCallHook = ({ toolCall, args }) => {
   if (toolCall.name === 'read_file' && /^\.env|secret/i.test(basename(String(args.path)))) {
-    return { block: true, reason: `Blocked by the host's policy: ${String(args.path)} may hold secrets, so the model may not read it.` };
+    return {
+      block: true,
+      reason: `Blocked by the host's policy: ${String(args.path)} may hold secrets, so the model may not read it.`,
+    };
   }
   return undefined;
 };
@@ -77,10 +83,16 @@ function sumUp(request: ModelRequest, delayMs: number) {
     `Stretched digests: ${hashes.map((h) => `${h}…`).join(', ') || 'none'}.`,
     sum ? `Total: ${text(sum)}.` : 'The calculator never answered.',
     name ? `The settings file belongs to the package "${name}".` : 'I could not read a settings file.',
-    flaky?.isError ? 'The flaky service crashed its worker; that became an error result and the run went on.' : 'The flaky service answered.',
+    flaky?.isError
+      ? 'The flaky service crashed its worker; that became an error result and the run went on.'
+      : 'The flaky service answered.',
   ];
   const summary = lines.join(' ');
-  return { delayMs, text: `${summary} I will save this summary to ${SUMMARY_FILE}.`, toolCalls: [{ name: 'write_file', arguments: { path: SUMMARY_FILE, text: `${summary}\n` } }] };
+  return {
+    delayMs,
+    text: `${summary} I will save this summary to ${SUMMARY_FILE}.`,
+    toolCalls: [{ name: 'write_file', arguments: { path: SUMMARY_FILE, text: `${summary}\n` } }],
+  };
 }
 
 function confirmSaved(request: ModelRequest, delayMs: number) {

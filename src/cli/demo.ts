@@ -49,7 +49,11 @@ function packageRoot(): string {
 }
 
 export async function demoCommand(argv: string[], out: Output = process.stdout): Promise<number> {
-  const { values } = parseFlags('demo', { args: argv, strict: true, options: { ...helpFlag, fast: { type: 'boolean' } } });
+  const { values } = parseFlags('demo', {
+    args: argv,
+    strict: true,
+    options: { ...helpFlag, fast: { type: 'boolean' } },
+  });
   if (values.help) {
     out.write(`${demoHelp}\n`);
     return 0;
@@ -75,13 +79,19 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
   }).catch((error: unknown) => {
     throw runError(`the demo tools failed to load: ${error instanceof Error ? error.message : String(error)}`);
   });
-  out.write(style.dim(`${executor.definitions.length} tools loaded into workers in ${formatMs(performance.now() - started)}: ${executor.definitions.map((d) => d.name).join(', ')}\n`));
+  out.write(
+    style.dim(
+      `${executor.definitions.length} tools loaded into workers in ${formatMs(performance.now() - started)}: ${executor.definitions.map((d) => d.name).join(', ')}\n`,
+    ),
+  );
 
   const labels = new CallLabels();
   const timeline = new Timeline(out, style, labels);
   const stats = new RunStats(labels);
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-  const model = scriptedModel(demoScript({ rounds: calibrateRounds(fast ? 150 : 900), delayMs: fast ? 0 : 12 }), { name: 'scripted-demo' });
+  const model = scriptedModel(demoScript({ rounds: calibrateRounds(fast ? 150 : 900), delayMs: fast ? 0 : 12 }), {
+    name: 'scripted-demo',
+  });
   const systemPrompt = 'You are the toolpool demo agent.';
   let agent = new Agent({ model, executor, systemPrompt });
   const watch = (watched: Agent) => {
@@ -93,7 +103,9 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
   process.once('SIGINT', onSigint);
   try {
     loopDelay.enable();
-    await agent.prompt('Stretch three passwords, add up (1 + 2) * 3 / 7, read the settings, check the flaky service and save a summary.');
+    await agent.prompt(
+      'Stretch three passwords, add up (1 + 2) * 3 / 7, read the settings, check the flaky service and save a summary.',
+    );
     while (agent.pendingApprovals.length > 0) {
       agent = resumeFromSnapshot(agent, { model, executor, systemPrompt }, out, style);
       watch(agent);
@@ -121,7 +133,12 @@ export async function demoCommand(argv: string[], out: Output = process.stdout):
  * without stdin). On the way it does what a server would across a restart:
  * the paused agent becomes JSON, and a new Agent is made from it.
  */
-function resumeFromSnapshot(paused: Agent, options: Pick<AgentOptions, 'model' | 'executor' | 'systemPrompt'>, out: Output, style: Style): Agent {
+function resumeFromSnapshot(
+  paused: Agent,
+  options: Pick<AgentOptions, 'model' | 'executor' | 'systemPrompt'>,
+  out: Output,
+  style: Style,
+): Agent {
   const saved = JSON.stringify(paused.snapshot());
   const again = new Agent({ ...options, snapshot: JSON.parse(saved) });
   const calls = again.pendingApprovals.map((call) => call.toolName).join(', ');

@@ -75,13 +75,22 @@ export function withBareAllowNet(argv: string[]): string[] {
 export function executorLoader(command: string, values: ExecutorValues, mcpConfig?: string): () => Promise<Executor> {
   const tools = values.tools ?? [];
   if (tools.length === 0 && mcpConfig === undefined) {
-    throw usageError(command, command === 'serve' ? 'missing --tools <file|folder> or --mcp-config <file>' : 'missing --tools <file|folder>');
+    throw usageError(
+      command,
+      command === 'serve' ? 'missing --tools <file|folder> or --mcp-config <file>' : 'missing --tools <file|folder>',
+    );
   }
   const limits = limitFlags(command, values);
   return () => loadExecutor(command, values, tools, limits, mcpConfig);
 }
 
-async function loadExecutor(command: string, values: ExecutorValues, tools: string[], limits: ToolLimits, mcpConfig: string | undefined): Promise<Executor> {
+async function loadExecutor(
+  command: string,
+  values: ExecutorValues,
+  tools: string[],
+  limits: ToolLimits,
+  mcpConfig: string | undefined,
+): Promise<Executor> {
   const paths = await expandToolPaths(tools);
   const options = parseToolOptions(command, values['tool-options']);
   const permissions = permissionFlags(values);
@@ -107,7 +116,10 @@ function limitFlags(command: string, values: ExecutorValues): ToolLimits {
   if (values.timeout !== undefined && values['timeout-ms'] !== undefined) {
     throw usageError(command, '--timeout and --timeout-ms are the same option; give one');
   }
-  const timeoutMs = values.timeout !== undefined ? integerFlag(command, 'timeout', values.timeout) : integerFlag(command, 'timeout-ms', values['timeout-ms']);
+  const timeoutMs =
+    values.timeout !== undefined
+      ? integerFlag(command, 'timeout', values.timeout)
+      : integerFlag(command, 'timeout-ms', values['timeout-ms']);
   const maxMemoryMb = integerFlag(command, 'memory', values.memory, MIN_MEMORY_MB);
   return { ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(maxMemoryMb !== undefined ? { maxMemoryMb } : {}) };
 }
@@ -135,7 +147,8 @@ function envFlags(command: string, values: ExecutorValues): Pick<ExecutorOptions
   for (const entry of values.env) {
     const equals = entry.indexOf('=');
     const name = equals < 0 ? entry : entry.slice(0, equals);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usageError(command, `--env must be NAME or NAME=VALUE, got "${entry}"`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw usageError(command, `--env must be NAME or NAME=VALUE, got "${entry}"`);
     const value = equals < 0 ? process.env[name] : entry.slice(equals + 1);
     if (value !== undefined) env[name] = value;
   }

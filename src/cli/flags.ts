@@ -13,7 +13,10 @@ export function parseFlags<T extends ParseArgsConfig>(command: string, config: T
     return parseArgs(config);
   } catch (error) {
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-    const unknown = (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'(-{1,2}[^']*)'/.exec(message)?.[1] : undefined;
+    const unknown =
+      (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? /'(-{1,2}[^']*)'/.exec(message)?.[1]
+        : undefined;
     if (unknown !== undefined) throw usageError(command, unknownFlag(unknown, Object.keys(config.options ?? {})));
     throw usageError(command, message.replace(/\. To specify a positional argument.*$/, '.'));
   }
@@ -42,6 +45,8 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
 
 /** `createExecutor: option isolation must be …` → `--isolation must be …`, for the options a flag set. */
 export function inFlagTerms(message: string): string {
-  const named = message.replace(/\boption ([\w.]+)(\[\d+\])?/g, (whole, option: string) => (Object.hasOwn(FLAG_OF_OPTION, option) ? FLAG_OF_OPTION[option]! : whole));
+  const named = message.replace(/\boption ([\w.]+)(\[\d+\])?/g, (whole, option: string) =>
+    Object.hasOwn(FLAG_OF_OPTION, option) ? FLAG_OF_OPTION[option]! : whole,
+  );
   return named === message ? message : named.replace(/^createExecutor: /, '');
 }

@@ -61,6 +61,10 @@ async function dispatch(argv: string[]): Promise<number> {
     return 0;
   }
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!run) throw new CliError(`unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. Run "toolpool --help".`, 2);
+  if (!run)
+    throw new CliError(
+      `unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. Run "toolpool --help".`,
+      2,
+    );
   return run(rest);
 }

@@ -27,12 +27,15 @@ export async function readMcpConfig(file: string): Promise<Record<string, McpSer
     throw runError(CliErrors.mcpConfigNotJson(file, oneLineMessage(error)), error);
   }
   const servers = (parsed as { mcpServers?: unknown } | null)?.mcpServers;
-  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw runError(CliErrors.mcpConfigShape(file));
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
+    throw runError(CliErrors.mcpConfigShape(file));
   const configs: Record<string, McpServerConfig> = {};
   for (const [name, server] of Object.entries(servers as Record<string, unknown>)) {
-    if (typeof server !== 'object' || server === null || Array.isArray(server)) throw runError(CliErrors.mcpConfigShape(file));
+    if (typeof server !== 'object' || server === null || Array.isArray(server))
+      throw runError(CliErrors.mcpConfigShape(file));
     const { type, ...config } = server as Record<string, unknown>;
-    if (type !== undefined && !KNOWN_TYPES.has(String(type))) throw runError(CliErrors.mcpConfigType(file, name, String(type)));
+    if (type !== undefined && !KNOWN_TYPES.has(String(type)))
+      throw runError(CliErrors.mcpConfigType(file, name, String(type)));
     configs[name] = config as unknown as McpServerConfig;
   }
   return configs;

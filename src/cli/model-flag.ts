@@ -36,18 +36,32 @@ export async function modelFromFlag(spec: string, baseURL: string | undefined, e
     const what = colon > 0 ? `unknown provider "${providerName}"` : `--model must be <provider>:<model>, got "${spec}"`;
     throw usageError('run', `${what}; use one of: ${providerNames.map((p) => `${p}:<model>`).join(', ')}`);
   }
-  if (!model) throw usageError('run', `--model ${spec} names no model; e.g. ${providerName}:${providerName === 'openai' ? 'gpt-4o-mini' : 'claude-sonnet-4-5'}`);
+  if (!model)
+    throw usageError(
+      'run',
+      `--model ${spec} names no model; e.g. ${providerName}:${providerName === 'openai' ? 'gpt-4o-mini' : 'claude-sonnet-4-5'}`,
+    );
   const apiKey = env[provider.envVar];
   if (!apiKey && baseURL === undefined) {
-    throw runError(`${provider.envVar} is not set. Export it, or pass --base-url to use a local server that needs no key.`);
+    throw runError(
+      `${provider.envVar} is not set. Export it, or pass --base-url to use a local server that needs no key.`,
+    );
   }
   try {
-    return await provider.create({ model, ...(baseURL !== undefined ? { baseURL } : {}), ...(apiKey ? { apiKey } : {}) });
+    return await provider.create({
+      model,
+      ...(baseURL !== undefined ? { baseURL } : {}),
+      ...(apiKey ? { apiKey } : {}),
+    });
   } catch (error) {
     if (isMissingPackage(error, provider.sdk)) {
-      throw runError(`the ${providerName} provider needs the "${provider.sdk}" package, which is not installed. Run: npm install ${provider.sdk}`);
+      throw runError(
+        `the ${providerName} provider needs the "${provider.sdk}" package, which is not installed. Run: npm install ${provider.sdk}`,
+      );
     }
-    throw runError(`could not create the ${providerName} model: ${error instanceof Error ? error.message : String(error)}`);
+    throw runError(
+      `could not create the ${providerName} model: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

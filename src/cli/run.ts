@@ -69,23 +69,23 @@ const defaultIO: RunIO = { stdout: process.stdout, stderr: process.stderr, env: 
 
 export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise<number> {
   const { values, positionals } = parseFlags('run', {
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        ...helpFlag,
-        model: { type: 'string', short: 'm' },
-        tools: { type: 'string', short: 't', multiple: true },
-        'mcp-config': { type: 'string' },
-        'base-url': { type: 'string' },
-        system: { type: 'string' },
-        'max-turns': { type: 'string' },
-        'tool-options': { type: 'string' },
-        ledger: { type: 'string' },
-        'run-id': { type: 'string' },
-        quiet: { type: 'boolean', short: 'q' },
-      },
-    });
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      ...helpFlag,
+      model: { type: 'string', short: 'm' },
+      tools: { type: 'string', short: 't', multiple: true },
+      'mcp-config': { type: 'string' },
+      'base-url': { type: 'string' },
+      system: { type: 'string' },
+      'max-turns': { type: 'string' },
+      'tool-options': { type: 'string' },
+      ledger: { type: 'string' },
+      'run-id': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
+  });
   if (values.help) {
     io.stdout.write(`${runHelp}\n`);
     return 0;
@@ -149,7 +149,9 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
 
 /** No terminal to ask on: say which calls wait, and exit with the code that means so. */
 function reportPending(agent: Agent, io: RunIO, labels: CallLabels): number {
-  io.stderr.write('toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n');
+  io.stderr.write(
+    'toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n',
+  );
   for (const call of agent.pendingApprovals) io.stderr.write(`  ${describePending(call, labels, io.stderr.columns)}\n`);
   io.stderr.write('Run the command on a terminal to approve or reject each call.\n');
   return EXIT_NEEDS_APPROVAL;
@@ -173,7 +175,13 @@ function openLedger(file: string): Ledger {
   }
 }
 
-async function loadTools(values: string[], options: unknown, mcpServers: ExecutorOptions['mcpServers'], configFile: string | undefined, ledger: Ledger | undefined): Promise<Executor> {
+async function loadTools(
+  values: string[],
+  options: unknown,
+  mcpServers: ExecutorOptions['mcpServers'],
+  configFile: string | undefined,
+  ledger: Ledger | undefined,
+): Promise<Executor> {
   const paths = await expandToolPaths(values);
   const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
   try {
@@ -183,7 +191,13 @@ async function loadTools(values: string[], options: unknown, mcpServers: Executo
   }
 }
 
-function report(stats: RunStats, added: readonly { role: string }[], io: RunIO, quiet: boolean, style: ReturnType<typeof styleFor>): number {
+function report(
+  stats: RunStats,
+  added: readonly { role: string }[],
+  io: RunIO,
+  quiet: boolean,
+  style: ReturnType<typeof styleFor>,
+): number {
   if (!quiet) {
     io.stderr.write('\n');
     for (const line of stats.render(style, io.stderr.columns || 100)) io.stderr.write(`${line}\n`);
@@ -195,7 +209,8 @@ function report(stats: RunStats, added: readonly { role: string }[], io: RunIO, 
   // On a terminal the answer was just streamed in the timeline; print it again only for a pipe or with --quiet.
   const alreadyShown = !quiet && io.stdout.isTTY === true && io.stderr.isTTY === true;
   if (text && !alreadyShown) io.stdout.write(`${text}\n`);
-  if (stats.reason === 'maxTurns') throw runError(`stopped after ${stats.turns} turns (--max-turns) before the model gave a final answer`);
+  if (stats.reason === 'maxTurns')
+    throw runError(`stopped after ${stats.turns} turns (--max-turns) before the model gave a final answer`);
   if (stats.reason === 'length') throw runError("the model's answer was cut off by its output token limit");
   return 0;
 }

@@ -3,7 +3,15 @@ import type { Executor } from '../executor/executor.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
-import { executorFlags, executorFlagsHelp, executorLoader, logCalls, stopSignal, toolsFlagHelp, withBareAllowNet } from './executor-flags.ts';
+import {
+  executorFlags,
+  executorFlagsHelp,
+  executorLoader,
+  logCalls,
+  stopSignal,
+  toolsFlagHelp,
+  withBareAllowNet,
+} from './executor-flags.ts';
 
 export const serveHelp = `Usage: toolpool serve (--tools <file|folder>... | --mcp-config <file>) [--http <port>] [options]
 
@@ -51,7 +59,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const loadExecutor = executorLoader('serve', values, values['mcp-config']);
   const port = integerFlag('serve', 'http', values.http, 0);
-  if (port !== undefined && port > 65_535) throw usageError('serve', `--http must be a port number (0-65535), got "${values.http}"`);
+  if (port !== undefined && port > 65_535)
+    throw usageError('serve', `--http must be a port number (0-65535), got "${values.http}"`);
   // Listen first: a signal while the tools load still ends in a clean stop, and the "ready" line below means it is heard.
   const stopped = stopSignal();
   // The MCP SDK loads on this thread while the tools' workers start and describe them on theirs.
@@ -68,7 +77,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // One stderr line per finished call: stdout belongs to the protocol.
     logCalls(executor, log);
     const host = await startHost(mcp, executor, port);
-    log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${host.where}`);
+    log(
+      `${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${host.where}`,
+    );
     const reason = await Promise.race([...(host.ended ? [host.ended] : []), stopped]);
     log(`stopping: ${reason}`);
     await host.close();
@@ -98,7 +109,10 @@ async function startHost(mcp: Mcp, executor: Executor, port: number | undefined)
 /** The MCP parts need @modelcontextprotocol/sdk, an optional peer dependency: say how to get it. */
 async function loadMcp() {
   try {
-    const [stdio, http] = await Promise.all([import('../adapters/mcp/stdio-host.ts'), import('../adapters/mcp/http-host.ts')]);
+    const [stdio, http] = await Promise.all([
+      import('../adapters/mcp/stdio-host.ts'),
+      import('../adapters/mcp/http-host.ts'),
+    ]);
     return { stdio, http };
   } catch (error) {
     throw runError(AdapterErrors.mcpSdkMissing(oneLineMessage(error)), error);
@@ -108,4 +122,3 @@ async function loadMcp() {
 function log(line: string): void {
   process.stderr.write(`toolpool serve: ${line}\n`);
 }
-

@@ -46,7 +46,12 @@ export class RunStats {
         }
         if (event.message.role === 'toolResult' && !this.#executed.has(event.message.toolCallId)) {
           const { toolCallId, toolName, content } = event.message;
-          this.calls.push({ label: this.labels.of(toolCallId, toolName), outcome: 'not run', durationMs: 0, text: firstText(content) });
+          this.calls.push({
+            label: this.labels.of(toolCallId, toolName),
+            outcome: 'not run',
+            durationMs: 0,
+            text: firstText(content),
+          });
         }
         return;
       case 'tool_start':
@@ -96,14 +101,18 @@ export class RunStats {
     for (const call of this.calls) {
       const outcome = call.outcome === 'ok' ? style.green('ok     ') : style.red(call.outcome.padEnd(7));
       const time = call.outcome === 'not run' ? '       -' : formatMs(call.durationMs).padStart(8);
-      lines.push(`  ${call.label.padEnd(labelWidth)}  ${outcome} ${time}  ${style.dim(oneLine(call.text, Math.max(20, width - labelWidth - 24)))}`);
+      lines.push(
+        `  ${call.label.padEnd(labelWidth)}  ${outcome} ${time}  ${style.dim(oneLine(call.text, Math.max(20, width - labelWidth - 24)))}`,
+      );
     }
     for (const batch of this.batches) {
       const wall = batch.lastEnd - batch.firstStart;
       const overlap = wall > 0 ? batch.toolMs / wall : 1;
       lines.push(
         `  turn ${batch.turn}: ${batch.calls} call(s) in ${formatMs(wall)} wall, ${formatMs(batch.toolMs)} of tool time` +
-          (batch.calls > 1 && wall > 100 && overlap > 1.2 ? ` (${overlap.toFixed(1)}× overlap: they ran side by side)` : ''),
+          (batch.calls > 1 && wall > 100 && overlap > 1.2
+            ? ` (${overlap.toFixed(1)}× overlap: they ran side by side)`
+            : ''),
       );
     }
     return lines;
@@ -111,5 +120,5 @@ export class RunStats {
 }
 
 function firstText(content: ReadonlyArray<{ type: string; text?: string }>): string {
-  return content.map((part) => (part.type === 'text' ? part.text ?? '' : '[image]')).join(' ');
+  return content.map((part) => (part.type === 'text' ? (part.text ?? '') : '[image]')).join(' ');
 }

@@ -100,7 +100,9 @@ export class LiveRegion {
     if (!this.enabled) return;
     this.endLine();
     const width = Math.max(20, (this.out.columns || 80) - 1);
-    this.#lines = lines.map((line) => (visibleLength(line) > width ? oneLine(line.replace(/\x1b\[[0-9;]*m/g, ''), width) : line));
+    this.#lines = lines.map((line) =>
+      visibleLength(line) > width ? oneLine(line.replace(/\x1b\[[0-9;]*m/g, ''), width) : line,
+    );
     this.out.write(this.#clearCode() + this.#drawCode());
   }
 

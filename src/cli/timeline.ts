@@ -27,7 +27,11 @@ export function progressOf(partial: ToolResult): number | undefined {
 }
 
 function resultText(result: Pick<ToolResult, 'content'>): string {
-  return result.content.map((part) => (part.type === 'text' ? part.text : part.type === 'image' ? `[image ${part.mimeType}]` : `[${part.type}]`)).join(' ');
+  return result.content
+    .map((part) =>
+      part.type === 'text' ? part.text : part.type === 'image' ? `[image ${part.mimeType}]` : `[${part.type}]`,
+    )
+    .join(' ');
 }
 
 /**
@@ -91,13 +95,16 @@ export class Timeline {
       case 'message_update':
         return this.#onDelta(event.message, event.delta);
       case 'message_end':
-        if (event.message.role === 'user') return this.#print(`${this.style.cyan('you  ')} ${oneLine(textOf(event.message), this.#width(6))}`);
+        if (event.message.role === 'user')
+          return this.#print(`${this.style.cyan('you  ')} ${oneLine(textOf(event.message), this.#width(6))}`);
         if (event.message.role === 'assistant') return this.#onAssistantEnd(event.message);
         return this.#onResultMessage(event.message.toolCallId, event.message.toolName, event.message);
       case 'tool_start': {
         const label = this.labels.of(event.toolCallId, event.toolName);
         this.#running.set(event.toolCallId, { label });
-        return this.#print(`${this.style.dim('▸')} ${label} ${this.style.dim(oneLine(safeJson(event.args), this.#width(label.length + 4)))}`);
+        return this.#print(
+          `${this.style.dim('▸')} ${label} ${this.style.dim(oneLine(safeJson(event.args), this.#width(label.length + 4)))}`,
+        );
       }
       case 'tool_update':
         return this.#onUpdate(event.toolCallId, event.partial);
@@ -140,7 +147,9 @@ export class Timeline {
     this.#resuming = event.turns > 0 || this.#resuming;
     for (const call of event.pending ?? []) {
       const label = this.labels.of(call.toolCallId, call.toolName);
-      this.#print(`${this.style.yellow('⏸')} ${label} needs approval ${this.style.dim(oneLine(safeJson(call.args), this.#width(label.length + 18)))}`);
+      this.#print(
+        `${this.style.yellow('⏸')} ${label} needs approval ${this.style.dim(oneLine(safeJson(call.args), this.#width(label.length + 18)))}`,
+      );
     }
   }
 
@@ -158,7 +167,11 @@ export class Timeline {
     if (!this.#region.enabled) return;
     // While the model writes tool calls, show them being written.
     this.#region.setLive(
-      toolCallsOf(message).map((call) => this.style.dim(`  ✎ ${call.name} ${typeof call.arguments === 'string' ? call.arguments : safeJson(call.arguments)}`)),
+      toolCallsOf(message).map((call) =>
+        this.style.dim(
+          `  ✎ ${call.name} ${typeof call.arguments === 'string' ? call.arguments : safeJson(call.arguments)}`,
+        ),
+      ),
     );
   }
 
@@ -166,22 +179,33 @@ export class Timeline {
     this.#streamingText = false;
     this.#region.setLive([]);
     this.#region.endLine();
-    if (message.stopReason === 'error') this.#print(this.style.red(`✗ model error: ${oneLine(message.errorMessage ?? 'unknown error', this.#width(16))}`));
+    if (message.stopReason === 'error')
+      this.#print(
+        this.style.red(`✗ model error: ${oneLine(message.errorMessage ?? 'unknown error', this.#width(16))}`),
+      );
     if (message.stopReason === 'aborted') this.#print(this.style.yellow('⊘ model turn aborted'));
-    if (message.stopReason === 'length') this.#print(this.style.yellow('✂ the model hit its output limit; its tool calls are not run'));
+    if (message.stopReason === 'length')
+      this.#print(this.style.yellow('✂ the model hit its output limit; its tool calls are not run'));
   }
 
   /** A result that did not come through the executor (a cut-off or aborted turn) still gets a line. */
   #onResultMessage(callId: string, toolName: string, message: Pick<ToolResult, 'content'>): void {
     if (this.#ended.has(callId)) return;
     const label = this.labels.of(callId, toolName);
-    this.#print(`${this.style.yellow('✗')} ${label} ${this.style.yellow(oneLine(resultText(message), this.#width(label.length + 3)))}`);
+    this.#print(
+      `${this.style.yellow('✗')} ${label} ${this.style.yellow(oneLine(resultText(message), this.#width(label.length + 3)))}`,
+    );
   }
 
   /** The error's own lines (a validation error has one per field, then what was received), indented under the first. */
   #printError(head: string, text: string, width: number): void {
-    const lines = text.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
-    const shown = lines.slice(0, ERROR_LINES).map((line, index) => (index === 0 ? oneLine(line, width) : cutLine(line, width)));
+    const lines = text
+      .split('\n')
+      .map((line) => line.trimEnd())
+      .filter((line) => line.trim() !== '');
+    const shown = lines
+      .slice(0, ERROR_LINES)
+      .map((line, index) => (index === 0 ? oneLine(line, width) : cutLine(line, width)));
     if (lines.length > ERROR_LINES) shown.push(`… (${lines.length - ERROR_LINES} more lines)`);
     const indent = ' '.repeat(visibleWidth(head));
     shown.forEach((line, index) => this.#print((index === 0 ? head : indent) + this.style.red(line)));
@@ -197,7 +221,8 @@ export class Timeline {
       running.note = note;
       return this.#redraw();
     }
-    if (fraction === undefined) return note === '' ? undefined : this.#print(this.style.dim(`  … ${running.label} ${note}`));
+    if (fraction === undefined)
+      return note === '' ? undefined : this.#print(this.style.dim(`  … ${running.label} ${note}`));
     // Without a terminal, a line per quarter: enough to follow, few enough to read.
     const quarter = Math.floor(fraction * 4);
     if (quarter === running.quarter || quarter === 0) return;
@@ -209,7 +234,10 @@ export class Timeline {
     if (!this.#region.enabled) return;
     const lines: string[] = [];
     for (const { label, fraction, note } of this.#running.values()) {
-      if (fraction !== undefined) lines.push(`  ${label.padEnd(LABEL_WIDTH)} ${this.style.cyan(progressBar(fraction))} ${String(Math.round(fraction * 100)).padStart(3)}%`);
+      if (fraction !== undefined)
+        lines.push(
+          `  ${label.padEnd(LABEL_WIDTH)} ${this.style.cyan(progressBar(fraction))} ${String(Math.round(fraction * 100)).padStart(3)}%`,
+        );
       else if (note) lines.push(`  ${label.padEnd(LABEL_WIDTH)} ${this.style.dim(note)}`);
     }
     this.#region.setLive(lines);

@@ -11,7 +11,10 @@ import { runError } from './errors.ts';
  */
 export async function expandToolPaths(values: readonly string[]): Promise<string[]> {
   const paths: string[] = [];
-  for (const value of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)) {
+  for (const value of values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean)) {
     const path = resolve(value);
     if (!(await stat(path).catch(() => undefined))) throw runError(`--tools ${value}: no such file or folder`);
     paths.push(path);

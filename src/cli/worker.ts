@@ -2,7 +2,15 @@ import { AdapterErrors } from '../core/errors.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { parseFlags } from './flags.ts';
 import { oneLineMessage, runError, usageError } from './errors.ts';
-import { executorFlags, executorFlagsHelp, executorLoader, logCalls, stopSignal, toolsFlagHelp, withBareAllowNet } from './executor-flags.ts';
+import {
+  executorFlags,
+  executorFlagsHelp,
+  executorLoader,
+  logCalls,
+  stopSignal,
+  toolsFlagHelp,
+  withBareAllowNet,
+} from './executor-flags.ts';
 
 export const workerHelp = `Usage: toolpool worker --redis <url> --queue <name> --tools <file|folder>... [options]
 
@@ -39,7 +47,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags('worker', {
     args: withBareAllowNet(argv),
     strict: true,
-    options: { ...helpFlag, ...executorFlags, redis: { type: 'string' }, queue: { type: 'string' }, concurrency: { type: 'string' } },
+    options: {
+      ...helpFlag,
+      ...executorFlags,
+      redis: { type: 'string' },
+      queue: { type: 'string' },
+      concurrency: { type: 'string' },
+    },
   });
   if (values.help) {
     process.stdout.write(`${workerHelp}\n`);
@@ -65,7 +79,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
   try {
     logCalls(executor, log, 'failures');
     const server = bullmq.serveQueue(executor, target);
-    log(`${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on queue ${values.queue} at ${bullmq.redisWhere(redis)}`);
+    log(
+      `${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on queue ${values.queue} at ${bullmq.redisWhere(redis)}`,
+    );
     log(`stopping: ${await stopped}`);
     await server.close();
   } finally {

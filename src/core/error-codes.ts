@@ -92,7 +92,15 @@ export type ToolpoolErrorCode = { [K in ErrorCode]: (typeof ERROR_CODES)[K] exte
 export type ToolErrorCode = Exclude<ErrorCode, ToolpoolErrorCode>;
 
 /** What a worker or child may say about its own call; any other claim (or none) is THREW. */
-const REPORTABLE: ReadonlySet<unknown> = new Set<ToolErrorCode>(['THREW', 'RESULT_TOO_LARGE', 'INVALID_RESULT', 'TIMEOUT', 'ABORTED', 'MEMORY_LIMIT', 'CRASHED']);
+const REPORTABLE: ReadonlySet<unknown> = new Set<ToolErrorCode>([
+  'THREW',
+  'RESULT_TOO_LARGE',
+  'INVALID_RESULT',
+  'TIMEOUT',
+  'ABORTED',
+  'MEMORY_LIMIT',
+  'CRASHED',
+]);
 
 /**
  * The code of a failure a tool's side reported (a worker's result message, a

@@ -20,22 +20,25 @@ export const ToolErrors = {
   detailsDoNotMatch: (name: string, problems: string[], details: unknown, total = problems.length) =>
     `Tool "${boundText(name, 200)}" returned details that do not match its outputSchema:\n${listProblems(problems, total)}\n` +
     `Returned details: ${preview(details)}`,
-  prepareFailed: (name: string, message: string) => `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
+  prepareFailed: (name: string, message: string) =>
+    `prepareArguments of tool "${boundText(name, 200)}" failed: ${boundText(message)}`,
   prepareTimedOut: (timeoutMs: number) =>
     `it did not finish within ${timeoutMs} ms (timeoutMs, plus workers.loadTimeoutMs for a first import) and was stopped`,
   duplicateCallId: (id: string) =>
     `Not run: an earlier call in this batch has the same id ${JSON.stringify(id.slice(0, 200))}, and results are matched to calls by id. ` +
     'Give each tool call its own id.',
   blocked: (reason: string | undefined) => reason ?? 'Tool call was blocked by beforeToolCall.',
-  stoppedBeforeRun: (reason: string | undefined) =>
-    `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
-  rejected: (name: string, reason: string) => `Not run: a person rejected this call of "${name}"${reason ? ` (${reason})` : ''}.`,
+  stoppedBeforeRun: (reason: string | undefined) => `Not run: the run was stopped${reason ? ` (${reason})` : ''}.`,
+  rejected: (name: string, reason: string) =>
+    `Not run: a person rejected this call of "${name}"${reason ? ` (${reason})` : ''}.`,
   notApproved: (name: string) =>
     `Not run: "${name}" needs a person's approval, and this call has none (pass approvals to executeBatch, or run it through an Agent).`,
-  notApprovedBecause: (name: string, why: string) => `Not run: "${name}" needs a person's approval, and ${boundText(why, 1000)}`,
+  notApprovedBecause: (name: string, why: string) =>
+    `Not run: "${name}" needs a person's approval, and ${boundText(why, 1000)}`,
   approvedForAnotherTool: (name: string, approvedFor: string) =>
     `Not run: the approval given for this call was for tool "${boundText(approvedFor, 200)}", but the call is for "${boundText(name, 200)}".`,
-  approvedWithoutArguments: (name: string) => `Not run: the approval given for this call of "${boundText(name, 200)}" carries no arguments object.`,
+  approvedWithoutArguments: (name: string) =>
+    `Not run: the approval given for this call of "${boundText(name, 200)}" carries no arguments object.`,
   needsApprovalFailed: (name: string, message: string) => `needsApproval of tool "${name}" failed: ${message}`,
   beforeHookThrew: (message: string) => `beforeToolCall failed: ${message}`,
   afterHookThrew: (message: string) => `afterToolCall failed: ${message}`,
@@ -60,12 +63,11 @@ export const ToolErrors = {
     `Tool ${what} cannot be sent from the worker to the host (${reason}). ` +
     'Return plain data only: no functions, symbols or class instances with methods.',
   invalidResult: (problem: string) => `Tool returned an invalid result: ${problem}.`,
-  workerExited: (code: number) =>
-    `Tool crashed: its worker exited with code ${code} (process.exit or a fatal error).`,
+  workerExited: (code: number) => `Tool crashed: its worker exited with code ${code} (process.exit or a fatal error).`,
   workerCrashed: (message: string) => `Tool crashed: ${boundText(message)}`,
   protocolViolation: (problem: string) =>
     `Tool crashed: its worker broke toolpool's protocol (${boundText(problem, 300)}) and was retired. ` +
-    'A tool must not post on, close or forge toolpool\'s channels.',
+    "A tool must not post on, close or forge toolpool's channels.",
   sharedWorkerKilled: (why: string) =>
     `Tool call stopped: it shared its worker (concurrency > 1) with a call that ${why}, and the worker was killed with it. ` +
     'Give a tool that must not be stopped by its co-runners the default concurrency 1.',
@@ -76,11 +78,14 @@ export const ToolErrors = {
   workerStuck: () => 'Tool call could not start: the worker it was sent to stayed blocked, so it was retired.',
   invalidArguments: (name: string, message: string) =>
     `The arguments for tool "${boundText(name, 200)}" could not be processed: ${boundText(message, 500)}`,
-  notAHostFunction: (name: string) => `Host call ${boundText(name, 100)}() refused: it is not a function the host granted.`,
+  notAHostFunction: (name: string) =>
+    `Host call ${boundText(name, 100)}() refused: it is not a function the host granted.`,
   hostCallTooLarge: (name: string, bytes: number, limit: number) =>
     `Host call ${boundText(name, 100)}() refused: its arguments are ${bytes} bytes, over the limit maxResultBytes (${limit} bytes).`,
-  hostCallsFlooded: (limit: number) => `Host call refused: the tool already has ${limit} host calls waiting; await some before making more.`,
-  hostFunctionFailed: (name: string, message: string) => `Host call ${boundText(name, 100)}() failed: ${boundText(message)}`,
+  hostCallsFlooded: (limit: number) =>
+    `Host call refused: the tool already has ${limit} host calls waiting; await some before making more.`,
+  hostFunctionFailed: (name: string, message: string) =>
+    `Host call ${boundText(name, 100)}() failed: ${boundText(message)}`,
   processDied: (signal: string | null, code: number | null) =>
     `Tool crashed: its isolation process died (${signal ? `signal ${signal}` : `exit code ${code}`}).`,
   poolClosed: () => 'Tool call cancelled: the executor was closed.',
@@ -94,7 +99,8 @@ export const ToolErrors = {
     `Tool call cancelled: its isolation process held ${openFiles} open descriptors, left open by tool calls, so it was replaced before they broke its calls.`,
   processBrokeProtocol: (problem: string) =>
     `Tool crashed: its isolation process broke the protocol (${truncate(problem, 300)}) and was killed.`,
-  processCouldNotStart: (message: string) => `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
+  processCouldNotStart: (message: string) =>
+    `Tool crashed: the isolation process could not start: ${truncate(message, 2_000)}`,
   relativePathInEmptyFolder: (path: string, hostFolder: string) =>
     ` (The relative path ${JSON.stringify(boundText(path, 300))} did not resolve against the host's working folder: under permissions this tool runs in a process whose working folder is an empty one of its own, ` +
     `so that Node's permission model confines it. Use an absolute path, such as ${JSON.stringify(boundText(`${hostFolder.replace(/\/$/, '')}/${path.replace(/^\.\//, '')}`, 600))}: ` +
@@ -120,7 +126,9 @@ export const PermissionErrors = {
     'Run on Node 25 or later, use isolation: "sandbox" (no network unless listed), or leave permissions.net out to accept that tools can reach the network.',
   linkLeavesRoots: (link: string, target: string, option: 'fsRead' | 'fsWrite') =>
     `createExecutor: permissions.${option} holds a symbolic link, ${JSON.stringify(boundText(link, 500))}, that leads outside the granted roots (to ${JSON.stringify(boundText(target, 500))}); ` +
-    "Node's permission model follows it, so a tool could " + (option === 'fsWrite' ? 'write' : 'read') + ' there. ' +
+    "Node's permission model follows it, so a tool could " +
+    (option === 'fsWrite' ? 'write' : 'read') +
+    ' there. ' +
     `Remove the link, grant its target in permissions.${option} too, or use isolation: "sandbox" (where a link leads only inside the sandbox).`,
   writeCoversCompileCache: (path: string, cache: string) =>
     `createExecutor: option permissions.fsWrite ${path} contains toolpool's compile cache (${cache}); a tool could replace the code a later executor runs. ` +
@@ -177,14 +185,16 @@ export const McpErrors = {
   permissionsNeedSandbox: (name: string) =>
     `createExecutor: MCP server "${name}" has permissions, which only isolation "sandbox" can enforce: ` +
     'a server with isolation "process" has the rights of this process\'s user. Drop isolation: "process", or drop permissions.',
-  badPermissions: (name: string, message: string) => `createExecutor: MCP server "${name}": ${message.replace(/^createExecutor: /, '')}`,
+  badPermissions: (name: string, message: string) =>
+    `createExecutor: MCP server "${name}": ${message.replace(/^createExecutor: /, '')}`,
   sandboxUnavailable: (name: string, message: string) =>
     `createExecutor: MCP server "${name}" runs in the sandbox tier by default, and ${message.replace(/^createExecutor: /, '')} ` +
     `To run it without a sandbox, give it isolation: "process".`,
   commandNotFound: (name: string, command: string, isPath: boolean) =>
     `createExecutor: MCP server "${name}": the command ${JSON.stringify(boundText(command, 300))} ` +
     (isPath ? 'does not exist or is not executable.' : 'was not found on PATH. Give its full path, or install it.'),
-  couldNotStart: (name: string, message: string) => `createExecutor: MCP server "${name}" could not be started: ${boundText(message, 1000)}`,
+  couldNotStart: (name: string, message: string) =>
+    `createExecutor: MCP server "${name}" could not be started: ${boundText(message, 1000)}`,
   exitedAtStart: (name: string, exit: string, stderr: string) =>
     `createExecutor: MCP server "${name}" exited (${exit}) before it answered initialize.` + stderrNote(stderr),
   initializeTimedOut: (name: string, ms: number, what: string) =>
@@ -193,7 +203,8 @@ export const McpErrors = {
   refused: (name: string, url: string, status: number) =>
     `createExecutor: MCP server "${name}" (${boundText(url, 300)}) answered HTTP ${status} ${status === 401 ? '(Unauthorized)' : '(Forbidden)'}: ` +
     'it needs credentials. Give them in headers, e.g. headers: { Authorization: "Bearer <token>" }.',
-  startFailed: (name: string, message: string) => `createExecutor: MCP server "${name}" failed to start: ${boundText(message, 1000)}`,
+  startFailed: (name: string, message: string) =>
+    `createExecutor: MCP server "${name}" failed to start: ${boundText(message, 1000)}`,
   toolSkipped: (server: string, tool: string, problem: string) =>
     `toolpool: MCP server "${server}": its tool ${JSON.stringify(boundText(tool, 200))} is left out: ${boundText(problem, 1000)}`,
   toolNameInvalid: (name: string) =>
@@ -201,10 +212,12 @@ export const McpErrors = {
   listFailed: (server: string, message: string) =>
     `toolpool: MCP server "${server}" announced a new tool list, but tools/list failed (${boundText(message, 500)}); its tools stay as they were.`,
   // Error results, read by the model.
-  callFailed: (server: string, message: string) => `MCP server "${server}" could not run the call: ${boundText(message, 2000)}`,
+  callFailed: (server: string, message: string) =>
+    `MCP server "${server}" could not run the call: ${boundText(message, 2000)}`,
   failedWithoutText: (server: string) => `MCP server "${server}" reported an error without a message.`,
   exitedDuringCall: (server: string, exit: string, stderr: string) =>
-    `Tool crashed: MCP server "${server}" exited (${exit}) during the call; toolpool restarts it for later calls.` + stderrNote(stderr),
+    `Tool crashed: MCP server "${server}" exited (${exit}) during the call; toolpool restarts it for later calls.` +
+    stderrNote(stderr),
   stopped: (server: string, what: string, answered: boolean, graceMs: number, killable: boolean) =>
     `${what}; toolpool sent notifications/cancelled to MCP server "${server}". ` +
     (answered
@@ -216,13 +229,16 @@ export const McpErrors = {
     `Tool call stopped: MCP server "${server}" was killed because it stopped answering during another call; it is restarted for later calls.`,
   brokeProtocol: (server: string, problem: string, killable: boolean) =>
     `Tool crashed: MCP server "${server}" ${boundText(problem, 300)}, ` +
-    (killable ? 'so it was killed; it is restarted for later calls.' : 'so its session was dropped; later calls open a new one.'),
+    (killable
+      ? 'so it was killed; it is restarted for later calls.'
+      : 'so its session was dropped; later calls open a new one.'),
   /** What a server broke when one of its messages (a stdio line, an HTTP body or event) passed the bound. */
   messageTooLong: (maxBytes: number) => `sent a message longer than ${maxBytes} bytes`,
   gaveUp: (server: string, times: number, last: string) =>
     `MCP server "${server}" failed ${times} times in a row (last: ${boundText(last, 1000)}), so toolpool no longer restarts it. ` +
     'Fix the server, then create the executor again.',
-  restartFailed: (server: string, message: string) => `MCP server "${server}" could not be restarted: ${boundText(message.replace(/^createExecutor: /, ''), 2000)}`,
+  restartFailed: (server: string, message: string) =>
+    `MCP server "${server}" could not be restarted: ${boundText(message.replace(/^createExecutor: /, ''), 2000)}`,
 } as const;
 
 /** Longest MCP server name: the name and a tool name share the 64 characters of an executor tool name. */
@@ -252,19 +268,25 @@ export const AgentErrors = {
   messageAborted: () => 'The run was aborted while the model was answering; this message is cut off.',
   pendingApprovals: (ids: string[]) =>
     `Agent.prompt: tool calls wait for approval (${ids.join(', ')}). Call agent.resume({ approved, rejected }) first, or agent.abort() to answer them with an error.`,
-  nothingToResume: () => 'Agent.resume: no tool call waits for approval, so there is nothing to resume. Use agent.prompt(text).',
+  nothingToResume: () =>
+    'Agent.resume: no tool call waits for approval, so there is nothing to resume. Use agent.prompt(text).',
   resumeBusy: () => 'Agent.resume: a run is already in progress. Await it first.',
   notPending: (id: string, pending: string[]) =>
     `Agent.resume: tool call "${id}" is not waiting for approval. Waiting: ${pending.length ? pending.join(', ') : '(none)'}.`,
   approvedAndRejected: (id: string) => `Agent.resume: tool call "${id}" is both approved and rejected; decide once.`,
   badDecisions: (problem: string) => `Agent.resume: ${problem}`,
-  snapshotWhileRunning: () => 'Agent.snapshot: a run is in progress; take the snapshot once prompt() or resume() has resolved.',
-  pendingCallMismatch: (id: string, problem: string) => `approval of tool call ${JSON.stringify(boundText(id, 100))} does not match the transcript: ${problem}`,
-  pendingToolMismatch: (named: string, called: string) => `it is for tool "${boundText(named, 200)}", but the call is for "${boundText(called, 200)}"`,
+  snapshotWhileRunning: () =>
+    'Agent.snapshot: a run is in progress; take the snapshot once prompt() or resume() has resolved.',
+  pendingCallMismatch: (id: string, problem: string) =>
+    `approval of tool call ${JSON.stringify(boundText(id, 100))} does not match the transcript: ${problem}`,
+  pendingToolMismatch: (named: string, called: string) =>
+    `it is for tool "${boundText(named, 200)}", but the call is for "${boundText(called, 200)}"`,
   pendingArgumentsMismatch: () => 'its arguments are not those of its tool call',
-  pendingArgumentsInvalid: (message: string) => `its arguments do not fit the tool's schema (${boundText(message, 500)})`,
+  pendingArgumentsInvalid: (message: string) =>
+    `its arguments do not fit the tool's schema (${boundText(message, 500)})`,
   pendingToolUnknown: (name: string) => `there is no tool "${boundText(name, 200)}"`,
-  pendingNotGated: (name: string) => `tool "${boundText(name, 200)}" needs no approval, so no call of it was ever pending`,
+  pendingNotGated: (name: string) =>
+    `tool "${boundText(name, 200)}" needs no approval, so no call of it was ever pending`,
   snapshotUnsigned: () =>
     'new Agent: option snapshot carries no integrity check, and this agent has a snapshotSecret: take the snapshot from an agent with the same snapshotSecret.',
   snapshotTampered: () =>
@@ -300,7 +322,8 @@ export const ConfigErrors = {
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
-  syntaxErrorAt: (message: string, file: string, line: number, column: number) => `${message} (syntax error at ${file}:${line}:${column})`,
+  syntaxErrorAt: (message: string, file: string, line: number, column: number) =>
+    `${message} (syntax error at ${file}:${line}:${column})`,
   noToolModulesIn: (folder: string) =>
     `The folder ${folder} has no tool modules: toolpool loads its .ts, .mts, .js and .mjs files and those of its subfolders, ` +
     'except names starting with "_" or ".", tests, declarations and the folders lib and node_modules.',
@@ -310,7 +333,8 @@ export const ConfigErrors = {
   noDefaultTool: (module: string) =>
     `Tool module ${module} has no default export made with defineTool(). Add \`export default defineTool({ ... })\`.`,
   invalidToolField: (where: string, problem: string) => `Tool ${where} is invalid: ${problem}`,
-  schemaWarning: (message: string) => `toolpool: ${message} (a format toolpool does not know is shown to the model but not checked)`,
+  schemaWarning: (message: string) =>
+    `toolpool: ${message} (a format toolpool does not know is shown to the model but not checked)`,
   patternNotLinear: (pattern: string, reason: string) =>
     `pattern ${preview(pattern, 200)} cannot run in linear time (${reason}). A tool module's patterns are matched with RE2, so a hostile schema cannot stall the host: rewrite it without lookaround or backreferences, or make the tool inline.`,
   invalidSchema: (where: string, message: string) => `Tool ${where} has an invalid parameters schema: ${message}`,
@@ -320,8 +344,10 @@ export const ConfigErrors = {
     'It takes a TypeBox schema (Type.Object({ ... }) from @sinclair/typebox 0.32-0.34 or typebox 1.x), ' +
     'a Standard Schema that gives a JSON Schema (Zod 4, ArkType 2, Valibot through toStandardJsonSchema() from @valibot/to-json-schema) ' +
     'or a JSON Schema object with type "object".',
-  notConvertible: (vendor: string, message: string) => `${vendor} could not turn it into a JSON Schema for the model (${message})`,
-  badDefinition: (name: unknown, problem: string) => `defineTool(${typeof name === 'string' ? JSON.stringify(name.slice(0, 100)) : '{ ... }'}): ${problem}`,
+  notConvertible: (vendor: string, message: string) =>
+    `${vendor} could not turn it into a JSON Schema for the model (${message})`,
+  badDefinition: (name: unknown, problem: string) =>
+    `defineTool(${typeof name === 'string' ? JSON.stringify(name.slice(0, 100)) : '{ ... }'}): ${problem}`,
   noExecute: () => '"execute" must be a function execute(args, ctx) that runs the tool (it is missing)',
   duplicateName: (name: string, first: string, second: string) =>
     `Two tools are named "${name}" (${first} and ${second}). Tool names must be unique.`,
@@ -345,7 +371,9 @@ export const ConfigErrors = {
   closed: () => 'This executor is closed; create a new one with createExecutor().',
   listenerThrew: (message: string, where: { addedAt?: string; once: boolean }) =>
     `toolpool: an event listener threw: ${message}${where.addedAt ? ` (the listener was subscribed at ${where.addedAt})` : ''}.` +
-    (where.once ? ' Further errors of this listener are not reported; catch them in the listener to see each one.' : ''),
+    (where.once
+      ? ' Further errors of this listener are not reported; catch them in the listener to see each one.'
+      : ''),
   unknownToolLimits: (names: string[], known: string[]) =>
     `createExecutor: option toolLimits names ${names.length === 1 ? 'a tool' : 'tools'} that ${names.length === 1 ? 'does' : 'do'} not exist: ` +
     `${boundText(names.map((name) => JSON.stringify(name)).join(', '), 500)}. The tools are ${known.length ? boundText(known.join(', '), 2000) : '(none)'}.`,
@@ -398,14 +426,21 @@ function causeOf(error: Error): unknown {
 
 /** Node's ERR_ACCESS_DENIED, told as the option that would allow it; undefined for any other error. */
 function accessDenied(error: Error): string | undefined {
-  const fields = error as Error & { code?: unknown; permission?: unknown; resource?: unknown; syscall?: unknown; errno?: unknown };
+  const fields = error as Error & {
+    code?: unknown;
+    permission?: unknown;
+    resource?: unknown;
+    syscall?: unknown;
+    errno?: unknown;
+  };
   if (fields.code !== 'ERR_ACCESS_DENIED') return undefined;
   const permission = fields.permission ?? (fields.errno as { permission?: unknown } | undefined)?.permission;
   const resource = typeof fields.resource === 'string' ? fields.resource : '';
   if (permission === 'FileSystemRead') return PermissionErrors.fsDenied('read', resource, 'fsRead', '--allow-read');
   if (permission === 'FileSystemWrite') return PermissionErrors.fsDenied('write', resource, 'fsWrite', '--allow-write');
   if (permission === 'Net' || typeof fields.syscall === 'string') return PermissionErrors.netDenied(netTarget(error));
-  if (typeof permission === 'string' && Object.hasOwn(DENIED_FEATURES, permission)) return PermissionErrors.featureDenied(DENIED_FEATURES[permission]!);
+  if (typeof permission === 'string' && Object.hasOwn(DENIED_FEATURES, permission))
+    return PermissionErrors.featureDenied(DENIED_FEATURES[permission]!);
   return undefined;
 }
 
@@ -504,8 +539,10 @@ export const RemoteErrors = {
     'It was not finished and will not be run again.',
   noAnswerAfterTimeout: (timeoutMs: number) =>
     `Tool timed out after ${timeoutMs} ms (limit timeoutMs); the worker machine running it did not answer within the grace period after that, and was asked to stop it.`,
-  noAnswerAfterAbort: () => 'Tool call aborted; the worker machine running it did not confirm the stop within the grace period, and was asked to stop it.',
-  removedFromQueue: (queue: string) => `Not run: its job was removed from BullMQ queue "${boundText(queue, 200)}" before a worker machine took it.`,
+  noAnswerAfterAbort: () =>
+    'Tool call aborted; the worker machine running it did not confirm the stop within the grace period, and was asked to stop it.',
+  removedFromQueue: (queue: string) =>
+    `Not run: its job was removed from BullMQ queue "${boundText(queue, 200)}" before a worker machine took it.`,
   badAnswer: (queue: string, problem: string) =>
     `Tool call failed: the worker machine answered with something that is not a toolpool answer (${boundText(problem, 300)}). ` +
     `Is a worker other than \`toolpool worker\` / serveQueue taking jobs from BullMQ queue "${boundText(queue, 200)}"?`,
@@ -528,12 +565,14 @@ export const RemoteErrors = {
   stopping: () => 'Not run: the worker machine that took it was shutting down.',
   hostGaveUp: () =>
     'Not run: the host that sent this call no longer waits for it (it gave up on it, e.g. Redis was unreachable past lostAfterMs, and told its model the call failed).',
-  hostUnknown: (reason: string) => `Not run: could not check with Redis that the host still waits for this call (${boundText(reason, 300)}).`,
+  hostUnknown: (reason: string) =>
+    `Not run: could not check with Redis that the host still waits for this call (${boundText(reason, 300)}).`,
   // What a worker machine says about its connection (`toolpool worker` logs it).
   workerLostRedis: (where: string, reason: string) =>
     `Redis at ${where} is unreachable (${boundText(reason, 300)}); reconnecting, calls wait until it is back`,
   workerRedisBack: (where: string) => `Redis at ${where} is back`,
-  shutDown: (detail: string) => `Tool call stopped: the worker machine running it was shut down (${boundText(detail, 500)}).`,
+  shutDown: (detail: string) =>
+    `Tool call stopped: the worker machine running it was shut down (${boundText(detail, 500)}).`,
   // Thrown for bad options.
   badConnection: (problem: string) =>
     `toolpool/bullmq: connection ${problem}; give a redis:// or rediss:// URL, or { host, port, username?, password?, db?, tls? }.`,
@@ -547,11 +586,13 @@ export const AdapterErrors = {
     `Forbidden: Host "${host}" is not this machine. toolpool serve --http answers only requests to 127.0.0.1, localhost or [::1].`,
   httpForbiddenOrigin: (origin: string) =>
     `Forbidden: Origin "${origin}" is not a local page. toolpool serve --http answers only local clients.`,
-  httpSessionNotFound: () => 'Session not found: it was closed or never existed. Start a new session with an initialize request.',
+  httpSessionNotFound: () =>
+    'Session not found: it was closed or never existed. Start a new session with an initialize request.',
   httpFailed: (message: string) => `The MCP request failed: ${message}`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
-  bullmqMissing: (message: string) => `toolpool worker needs BullMQ and ioredis: npm install bullmq ioredis (${message})`,
+  bullmqMissing: (message: string) =>
+    `toolpool worker needs BullMQ and ioredis: npm install bullmq ioredis (${message})`,
   // The rest of a "Not run: "tool" needs a person's approval, and ..." error result.
   elicitationUnsupported: (client: string | undefined) =>
     `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +
@@ -581,7 +622,14 @@ export const LedgerErrors = {
     `Not run again: this call of "${boundText(tool, 200)}" (run ${JSON.stringify(boundText(runId, 200))}, call ${JSON.stringify(boundText(callId, 200))}) ` +
     `started at ${new Date(startedAt).toISOString()} on ${boundText(startedBy, 300)} and its end was never recorded: it may already have run ` +
     '(its host may have stopped, or may be running it now). It was not run again, so it cannot run twice; check its effect before calling it with a new id.',
-  anotherCall: (tool: string, runId: string, callId: string, recordedTool: string, startedAt: number, startedBy: string) =>
+  anotherCall: (
+    tool: string,
+    runId: string,
+    callId: string,
+    recordedTool: string,
+    startedAt: number,
+    startedBy: string,
+  ) =>
     `Not run: the ledger already holds another call under run ${JSON.stringify(boundText(runId, 200))}, call ${JSON.stringify(boundText(callId, 200))} ` +
     `(tool "${boundText(recordedTool, 200)}"${recordedTool === tool ? ' with other arguments' : ''}, started at ${new Date(startedAt).toISOString()} on ${boundText(startedBy, 300)}). ` +
     'A call id is used once per run; call the tool again with a new id.',

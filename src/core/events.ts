@@ -107,9 +107,11 @@ export class OrderedEmitter<E> {
   constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   subscribe(listener: Listener<E>): () => void {
-    if (typeof listener !== 'function') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'subscribe(listener): listener must be a function');
+    if (typeof listener !== 'function')
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'subscribe(listener): listener must be a function');
     // The stack is captured now and formatted only if the listener throws.
-    if (!this.#listeners.has(listener)) this.#listeners.set(listener, { addedAt: new Error('subscribed here'), reported: false });
+    if (!this.#listeners.has(listener))
+      this.#listeners.set(listener, { addedAt: new Error('subscribed here'), reported: false });
     return () => void this.#listeners.delete(listener);
   }
 
@@ -137,7 +139,11 @@ export class OrderedEmitter<E> {
       }
       if (returned instanceof Promise) {
         const rest = i + 1;
-        return this.#queue(() => returned.catch((error: unknown) => this.#failed(listener, error)).then(() => this.#deliverFrom(event, listeners, rest)));
+        return this.#queue(() =>
+          returned
+            .catch((error: unknown) => this.#failed(listener, error))
+            .then(() => this.#deliverFrom(event, listeners, rest)),
+        );
       }
     }
     return DELIVERED;
@@ -175,6 +181,9 @@ const OWN_SOURCES = [fileURLToPath(new URL('..', import.meta.url)), new URL('..'
 
 /** The first frame of the subscribe call's stack outside toolpool's sources: the user's line. */
 function subscribedAt(addedAt: Error): string | undefined {
-  const frames = (addedAt.stack ?? '').split('\n').slice(1).map((line) => line.trim().replace(/^at /, ''));
+  const frames = (addedAt.stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().replace(/^at /, ''));
   return frames.find((frame) => !OWN_SOURCES.some((own) => frame.includes(own)));
 }

@@ -28,8 +28,12 @@ export type AfterToolCallResult =
       reason?: string;
     };
 
-export type BeforeToolCallHook = (context: BeforeToolCallContext) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
-export type AfterToolCallHook = (context: AfterToolCallContext) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
+export type BeforeToolCallHook = (
+  context: BeforeToolCallContext,
+) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
+export type AfterToolCallHook = (
+  context: AfterToolCallContext,
+) => AfterToolCallResult | void | Promise<AfterToolCallResult | void>;
 
 /**
  * Runs hooks one at a time, even across batches that run at the same time

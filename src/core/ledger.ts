@@ -105,14 +105,26 @@ export function endRecord(result: ToolResult, isError: boolean, maxBytes = DEFAU
 export function readRecord(value: unknown): LedgerRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Partial<LedgerRecord>;
-  if (typeof record.toolName !== 'string' || typeof record.argsDigest !== 'string' || typeof record.startedAt !== 'number' || typeof record.startedBy !== 'string') return undefined;
-  const read: LedgerRecord = { toolName: record.toolName, argsDigest: record.argsDigest, startedAt: record.startedAt, startedBy: record.startedBy };
+  if (
+    typeof record.toolName !== 'string' ||
+    typeof record.argsDigest !== 'string' ||
+    typeof record.startedAt !== 'number' ||
+    typeof record.startedBy !== 'string'
+  )
+    return undefined;
+  const read: LedgerRecord = {
+    toolName: record.toolName,
+    argsDigest: record.argsDigest,
+    startedAt: record.startedAt,
+    startedBy: record.startedBy,
+  };
   const end = record.end as Partial<EndRecord> | undefined;
   if (end && typeof end === 'object' && typeof end.endedAt === 'number' && typeof end.isError === 'boolean') {
     const ended: EndRecord = { endedAt: end.endedAt, isError: end.isError };
     const result = end.result as Partial<ToolResult> | undefined;
     if (result && typeof result === 'object' && Array.isArray(result.content)) ended.result = result as ToolResult;
-    else if (end.omitted && typeof end.omitted.bytes === 'number' && typeof end.omitted.sha256 === 'string') ended.omitted = { bytes: end.omitted.bytes, sha256: end.omitted.sha256 };
+    else if (end.omitted && typeof end.omitted.bytes === 'number' && typeof end.omitted.sha256 === 'string')
+      ended.omitted = { bytes: end.omitted.bytes, sha256: end.omitted.sha256 };
     else ended.omitted = { bytes: 0, sha256: '' };
     read.end = ended;
   }
@@ -132,7 +144,11 @@ export interface MemoryLedgerOptions {
  */
 export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const maxKeys = options.maxKeys ?? 100_000;
-  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`);
+  if (!(Number.isInteger(maxKeys) && maxKeys >= 1))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      `memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`,
+    );
   const records = new Map<string, LedgerRecord>();
   const id = (key: LedgerKey) => JSON.stringify([key.runId, key.callId]);
   const evict = () => {
@@ -164,9 +180,11 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
 
 /** Checks a `ledger` option: an object with the four methods. */
 export function ledgerProblem(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return 'must be a ledger (memoryLedger(), sqliteLedger(path), redisLedger(...) or your own { name, claim, end, release })';
+  if (typeof value !== 'object' || value === null)
+    return 'must be a ledger (memoryLedger(), sqliteLedger(path), redisLedger(...) or your own { name, claim, end, release })';
   const ledger = value as Partial<Ledger>;
   if (typeof ledger.name !== 'string') return 'must have a name (a string)';
-  for (const method of ['claim', 'end', 'release'] as const) if (typeof ledger[method] !== 'function') return `must have a ${method}() method`;
+  for (const method of ['claim', 'end', 'release'] as const)
+    if (typeof ledger[method] !== 'function') return `must have a ${method}() method`;
   return undefined;
 }

@@ -32,7 +32,11 @@ export function resolveLimits(host: ToolLimits, tool: ToolLimits): ResolvedLimit
  * `limits`, key by key. The host's own word, so it may loosen as well as
  * tighten.
  */
-export function hostLimits(executor: ToolLimits, toolLimits: Readonly<Record<string, ToolLimits>>, toolName: string): ToolLimits {
+export function hostLimits(
+  executor: ToolLimits,
+  toolLimits: Readonly<Record<string, ToolLimits>>,
+  toolName: string,
+): ToolLimits {
   return Object.hasOwn(toolLimits, toolName) ? { ...executor, ...toolLimits[toolName] } : executor;
 }
 
@@ -47,9 +51,12 @@ const LIMIT_KEYS: ReadonlySet<string> = new Set(Object.keys(DEFAULT_LIMITS));
 export function batchLimitsProblem(limits: unknown): string | undefined {
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) return 'must be an object of limits';
   for (const [key, value] of Object.entries(limits)) {
-    if (!LIMIT_KEYS.has(key)) return `has an unknown limit "${key.slice(0, 100)}"; the limits are ${[...LIMIT_KEYS].join(', ')}`;
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `.${key} must be a positive number`;
-    if (key === 'maxMemoryMb' && (value as number) < MIN_MEMORY_MB) return `.maxMemoryMb must be at least ${MIN_MEMORY_MB}`;
+    if (!LIMIT_KEYS.has(key))
+      return `has an unknown limit "${key.slice(0, 100)}"; the limits are ${[...LIMIT_KEYS].join(', ')}`;
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0))
+      return `.${key} must be a positive number`;
+    if (key === 'maxMemoryMb' && (value as number) < MIN_MEMORY_MB)
+      return `.maxMemoryMb must be at least ${MIN_MEMORY_MB}`;
   }
   return undefined;
 }

@@ -7,7 +7,9 @@
  * every call, or a function of the server's own tool name and the
  * arguments as validated and coerced on the host.
  */
-export type McpApproval = boolean | { check(toolName: string, args: Record<string, unknown>): boolean | Promise<boolean> }['check'];
+export type McpApproval =
+  | boolean
+  | { check(toolName: string, args: Record<string, unknown>): boolean | Promise<boolean> }['check'];
 
 /** What a server toolpool starts may reach when it runs in the sandbox tier. */
 export interface McpServerPermissions {

@@ -42,5 +42,5 @@ export function toolCallsOf(message: AssistantMessage): ToolCallContent[] {
 
 export function textOf(message: { content: string | ReadonlyArray<{ type: string; text?: string }> }): string {
   if (typeof message.content === 'string') return message.content;
-  return message.content.map((part) => (part.type === 'text' ? part.text ?? '' : '')).join('');
+  return message.content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
 }

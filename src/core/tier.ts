@@ -33,7 +33,12 @@ export interface ToolTier {
   /** The tool's definition as plain data, read where its code runs; the host checks it (describeView). */
   describe(ref: ModuleTask): Promise<DefinitionView>;
   /** `signal`: the batch's abort; a prepare still running when it fires ends at once. */
-  prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  prepare(
+    ref: ModuleTask,
+    raw: Record<string, unknown>,
+    limits: PrepareLimits,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>>;
   /** Runs the tool's `needsApproval(args)` where its code runs, with prepare's limits; resolves to its raw answer. */
   needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown>;
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome>;

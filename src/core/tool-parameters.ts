@@ -56,13 +56,20 @@ export function parametersProblem(value: unknown): string | undefined {
   const standard = standardProps(value);
   if (standard) {
     if (typeof (standard.jsonSchema as { input?: unknown } | undefined)?.input === 'function') return undefined;
-    return ConfigErrors.notASchema(`a ${vendorOf(standard)} Standard Schema without ~standard.jsonSchema`, noJsonSchemaHint(vendorOf(standard)));
+    return ConfigErrors.notASchema(
+      `a ${vendorOf(standard)} Standard Schema without ~standard.jsonSchema`,
+      noJsonSchemaHint(vendorOf(standard)),
+    );
   }
   if (typeof value === 'function') return ConfigErrors.notASchema('a function', '');
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ConfigErrors.notASchema(describeValue(value), '');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return ConfigErrors.notASchema(describeValue(value), '');
   if (isTypeBox(value) || (value as { type?: unknown }).type === 'object') return undefined;
   if (Object.values(value).length > 0 && Object.values(value).every(isTypeBox)) {
-    return ConfigErrors.notASchema('an object of schemas', 'It looks like the properties alone: wrap them in Type.Object({ ... }).');
+    return ConfigErrors.notASchema(
+      'an object of schemas',
+      'It looks like the properties alone: wrap them in Type.Object({ ... }).',
+    );
   }
   return ConfigErrors.notASchema('an object that is neither a TypeBox schema nor a JSON Schema of type "object"', '');
 }
@@ -80,7 +87,9 @@ export function parametersProblem(value: unknown): string | undefined {
  */
 export function jsonSchemaOf(parameters: ToolParameters): JsonSchema {
   const standard = standardProps(parameters) as StandardJSONSchemaV1.Props | undefined;
-  const source = standard ? standard.jsonSchema.input({ target: 'draft-07', ...converterOptions(standard.vendor) }) : parameters;
+  const source = standard
+    ? standard.jsonSchema.input({ target: 'draft-07', ...converterOptions(standard.vendor) })
+    : parameters;
   const plain = JSON.parse(JSON.stringify(source)) as JsonSchema;
   if (!standard && isTypeBox(parameters) && plain.$schema === undefined && tuplesTo2020(plain)) {
     return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...plain };
@@ -141,7 +150,11 @@ function standardProps(value: unknown): Partial<StandardSchemaV1.Props & Standar
 }
 
 function isTypeBox(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (TYPEBOX_KIND in value || typeof (value as { '~kind'?: unknown })['~kind'] === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (TYPEBOX_KIND in value || typeof (value as { '~kind'?: unknown })['~kind'] === 'string')
+  );
 }
 
 function vendorOf(standard: { vendor?: unknown }): string {

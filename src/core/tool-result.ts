@@ -2,14 +2,16 @@ import type { Content, ToolResult } from './tool.ts';
 
 /** Says what is wrong with a value returned as a tool result, or `undefined` when it is fine. */
 export function problemWithResult(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return `expected an object { content: [...] }, got ${describe(value)}`;
+  if (typeof value !== 'object' || value === null)
+    return `expected an object { content: [...] }, got ${describe(value)}`;
   const { content, terminate } = value as Record<string, unknown>;
   if (!Array.isArray(content)) return `"content" must be an array of content parts, got ${describe(content)}`;
   for (let i = 0; i < content.length; i++) {
     const problem = problemWithPart(content[i]);
     if (problem) return `content[${i}] ${problem}`;
   }
-  if (terminate !== undefined && typeof terminate !== 'boolean') return `"terminate" must be a boolean, got ${describe(terminate)}`;
+  if (terminate !== undefined && typeof terminate !== 'boolean')
+    return `"terminate" must be a boolean, got ${describe(terminate)}`;
   return undefined;
 }
 
@@ -40,8 +42,13 @@ function problemWithResource(resource: unknown): string | undefined {
   }
   const { uri, mimeType, text, blob } = resource as Record<string, unknown>;
   if (typeof uri !== 'string') return 'is a resource part whose resource has no string "uri"';
-  if (mimeType !== undefined && typeof mimeType !== 'string') return 'is a resource part whose resource has a "mimeType" that is not a string';
-  if ((typeof text === 'string') === (typeof blob === 'string') || (text !== undefined && typeof text !== 'string') || (blob !== undefined && typeof blob !== 'string')) {
+  if (mimeType !== undefined && typeof mimeType !== 'string')
+    return 'is a resource part whose resource has a "mimeType" that is not a string';
+  if (
+    (typeof text === 'string') === (typeof blob === 'string') ||
+    (text !== undefined && typeof text !== 'string') ||
+    (blob !== undefined && typeof blob !== 'string')
+  ) {
     return 'is a resource part whose resource must have either a string "text" or a string "blob" (base64), not both';
   }
   return undefined;
@@ -49,9 +56,11 @@ function problemWithResource(resource: unknown): string | undefined {
 
 /** A resource link: `uri` and `name`, and optional `title`, `description`, `mimeType` (strings) and `size` (bytes). */
 function problemWithLink(part: Record<string, unknown>): string | undefined {
-  if (typeof part.uri !== 'string' || typeof part.name !== 'string') return 'is a resource_link part without string "uri" and "name"';
+  if (typeof part.uri !== 'string' || typeof part.name !== 'string')
+    return 'is a resource_link part without string "uri" and "name"';
   for (const key of ['title', 'description', 'mimeType'] as const) {
-    if (part[key] !== undefined && typeof part[key] !== 'string') return `is a resource_link part whose "${key}" is not a string`;
+    if (part[key] !== undefined && typeof part[key] !== 'string')
+      return `is a resource_link part whose "${key}" is not a string`;
   }
   const { size } = part;
   if (size !== undefined && !(typeof size === 'number' && Number.isSafeInteger(size) && size >= 0)) {
@@ -84,7 +93,8 @@ export function partAsText(part: Content): string {
       return `[${part.type} ${part.mimeType}, ${base64Bytes(part.data)} bytes]`;
     case 'resource': {
       const { resource } = part;
-      if ('text' in resource && typeof resource.text === 'string') return `[resource ${resource.uri}]\n${resource.text}`;
+      if ('text' in resource && typeof resource.text === 'string')
+        return `[resource ${resource.uri}]\n${resource.text}`;
       const blob = (resource as { blob: string }).blob;
       return `[resource ${resource.uri}${resource.mimeType ? `, ${resource.mimeType}` : ''}, ${base64Bytes(blob)} bytes]`;
     }

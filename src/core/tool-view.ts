@@ -23,18 +23,24 @@ export interface DefinitionView {
 }
 
 export function definitionView(value: unknown, where: string): DefinitionView {
-  if (typeof value !== 'object' || value === null) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, 'it is not an object'));
+  if (typeof value !== 'object' || value === null)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, 'it is not an object'));
   const problem = definitionProblem(value);
   const vendor = schemaVendor((value as { parameters?: unknown }).parameters);
   const definition: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
     // Parameters first: an ArkType schema is a function, and still a schema.
-    if (key === 'parameters') definition[key] = problem === undefined ? convertedSchema(field, where, vendor) : undefined;
+    if (key === 'parameters')
+      definition[key] = problem === undefined ? convertedSchema(field, where, vendor) : undefined;
     else if (typeof field === 'function') definition[key] = FUNCTION_FIELD;
     else if (key === 'outputSchema' && typeof field === 'object' && field !== null) definition[key] = plainData(field);
     else definition[key] = field;
   }
-  return { definition, ...(vendor !== undefined ? { schemaVendor: vendor } : {}), ...(problem !== undefined ? { problem } : {}) };
+  return {
+    definition,
+    ...(vendor !== undefined ? { schemaVendor: vendor } : {}),
+    ...(problem !== undefined ? { problem } : {}),
+  };
 }
 
 /** The JSON Schema sent to the model and to Ajv; a Standard Schema that cannot give one is a configuration error. */
@@ -43,7 +49,10 @@ function convertedSchema(parameters: unknown, where: string, vendor: string | un
     return jsonSchemaOf(parameters as never);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message));
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_INVALID_TOOL',
+      ConfigErrors.invalidSchema(where, vendor !== undefined ? ConfigErrors.notConvertible(vendor, message) : message),
+    );
   }
 }
 

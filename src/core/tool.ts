@@ -1,5 +1,11 @@
 import { ConfigErrors } from './errors.ts';
-import { parametersProblem, type JsonSchema, type ToolArgs, type ToolInput, type ToolParameters } from './tool-parameters.ts';
+import {
+  parametersProblem,
+  type JsonSchema,
+  type ToolArgs,
+  type ToolInput,
+  type ToolParameters,
+} from './tool-parameters.ts';
 import { ToolpoolTypeError, type ToolErrorCode } from './error-codes.ts';
 
 /** A text part of a tool result or a message. */
@@ -211,7 +217,10 @@ export type ApprovalPolicy = 'never' | 'always' | 'function';
 /** The brand that marks an object made by `defineTool`; global so copies of toolpool agree. */
 export const TOOL_BRAND: unique symbol = Symbol.for('toolpool.tool') as never;
 
-export type Tool<TParams extends ToolParameters = ToolParameters, TDetails = unknown> = ToolDefinition<TParams, TDetails> & {
+export type Tool<TParams extends ToolParameters = ToolParameters, TDetails = unknown> = ToolDefinition<
+  TParams,
+  TDetails
+> & {
   readonly [TOOL_BRAND]: true;
 };
 
@@ -225,7 +234,11 @@ export function defineTool<TParams extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParams, TDetails>,
 ): Tool<TParams, TDetails> {
   const problem = definitionProblem(definition);
-  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem));
+  if (problem)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_TOOL',
+      ConfigErrors.badDefinition((definition as { name?: unknown } | undefined)?.name, problem),
+    );
   return Object.assign({}, definition, { [TOOL_BRAND]: true as const });
 }
 

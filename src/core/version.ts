@@ -8,7 +8,10 @@ export function toolpoolVersion(): string {
   cached = 'unknown';
   for (const path of ['../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'toolpool') {
         cached = pkg.version ?? 'unknown';
         break;

@@ -94,7 +94,12 @@ function isGated(tool: RegisteredTool | undefined): tool is RegisteredTool {
   return policy === 'always' || policy === 'function';
 }
 
-async function checkCall(tool: RegisteredTool, call: ToolCall, options: ApprovalOptions, check: ApprovalCheck): Promise<void> {
+async function checkCall(
+  tool: RegisteredTool,
+  call: ToolCall,
+  options: ApprovalOptions,
+  check: ApprovalCheck,
+): Promise<void> {
   const approval = approvalOf(options, call.id);
   if (typeof approval === 'object') return settleApproved(tool, call, approval, check);
   if (approval !== undefined) return;
@@ -107,7 +112,15 @@ async function checkCall(tool: RegisteredTool, call: ToolCall, options: Approval
   if (!answer) return void check.settled.set(call.id, args);
   const undecided = options.undecided ?? 'refuse';
   if (undecided === 'pause') check.pending.push({ toolCallId: call.id, toolName: call.name, args });
-  else refuse(check, call.id, 'NOT_APPROVED', undecided === 'refuse' ? ToolErrors.notApproved(call.name) : ToolErrors.notApprovedBecause(call.name, undecided.refuse));
+  else
+    refuse(
+      check,
+      call.id,
+      'NOT_APPROVED',
+      undecided === 'refuse'
+        ? ToolErrors.notApproved(call.name)
+        : ToolErrors.notApprovedBecause(call.name, undecided.refuse),
+    );
 }
 
 /** The approval given for a call: the pending call a person saw, its bare id, or nothing. */
@@ -117,9 +130,11 @@ function approvalOf(options: ApprovalOptions, id: string): PendingApproval | str
 
 /** An approved pending call runs with the arguments the person saw, checked again: the tool, and the schema. */
 function settleApproved(tool: RegisteredTool, call: ToolCall, approval: PendingApproval, check: ApprovalCheck): void {
-  if (approval.toolName !== call.name) return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
+  if (approval.toolName !== call.name)
+    return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedForAnotherTool(call.name, approval.toolName));
   const copy = parseArguments(approval.args);
-  if (!copy.ok || !isPlainObject(copy.value)) return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedWithoutArguments(call.name));
+  if (!copy.ok || !isPlainObject(copy.value))
+    return refuse(check, call.id, 'NOT_APPROVED', ToolErrors.approvedWithoutArguments(call.name));
   const validation = tool.validate(copy.value, approval.args);
   if (!validation.ok) return refuse(check, call.id, 'INVALID_ARGUMENTS', validation.message);
   check.settled.set(call.id, validation.args);
@@ -168,16 +183,23 @@ async function validArguments(tool: RegisteredTool, call: ToolCall): Promise<Rec
  * snapshotSecret proves where they came from).
  */
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
-export function pendingCallProblem(tool: RegisteredTool | undefined, call: ToolCall, entry: PendingApproval): string | undefined {
+export function pendingCallProblem(
+  tool: RegisteredTool | undefined,
+  call: ToolCall,
+  entry: PendingApproval,
+): string | undefined {
   if (!tool) return AgentErrors.pendingToolUnknown(entry.toolName);
   if (!isGated(tool)) return AgentErrors.pendingNotGated(entry.toolName);
   const copy = parseArguments(entry.args);
-  if (!copy.ok || !isPlainObject(copy.value)) return AgentErrors.pendingArgumentsInvalid(copy.ok ? 'not an object' : copy.reason);
+  if (!copy.ok || !isPlainObject(copy.value))
+    return AgentErrors.pendingArgumentsInvalid(copy.ok ? 'not an object' : copy.reason);
   const stored = tool.validate(copy.value, entry.args);
   if (!stored.ok) return AgentErrors.pendingArgumentsInvalid(stored.message);
   if (tool.info.hasPrepare) return undefined;
   const parsed = parseArguments(call.arguments);
   if (!parsed.ok || !isPlainObject(parsed.value)) return AgentErrors.pendingArgumentsMismatch();
   const fromCall = tool.validate(parsed.value, call.arguments);
-  return fromCall.ok && canonicalJson(fromCall.args) === canonicalJson(stored.args) ? undefined : AgentErrors.pendingArgumentsMismatch();
+  return fromCall.ok && canonicalJson(fromCall.args) === canonicalJson(stored.args)
+    ? undefined
+    : AgentErrors.pendingArgumentsMismatch();
 }

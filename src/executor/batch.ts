@@ -1,4 +1,10 @@
-import { checkApprovals, hasGatedCalls, type ApprovalCheck, type ApprovalOptions, type PendingApproval } from './approval.ts';
+import {
+  checkApprovals,
+  hasGatedCalls,
+  type ApprovalCheck,
+  type ApprovalOptions,
+  type PendingApproval,
+} from './approval.ts';
 import { MAX_ARGUMENT_DEPTH, isPlainObject, parseArguments, type Parsed } from '../tools/arguments.ts';
 import { ConfigErrors, LedgerErrors, ToolErrors, errorMessage, preview } from '../core/errors.ts';
 import type { Listener, OrderedEmitter, ToolEndEvent, ToolEvent } from '../core/events.ts';
@@ -130,14 +136,17 @@ export class BatchRun {
       // A call with a reused id is refused anyway; it is not put before a person.
       const unique = this.#duplicates.size > 0 ? this.calls.filter((call) => !this.#duplicates.has(call)) : this.calls;
       const approvals = await checkApprovals(this.env.tools, unique, this.options.approvals);
-      if (approvals.pending.length > 0) return { results: [], terminate: false, stopped: false, pending: approvals.pending };
+      if (approvals.pending.length > 0)
+        return { results: [], terminate: false, stopped: false, pending: approvals.pending };
       this.#refusals = approvals.refusals;
       this.#refusalCodes = approvals.refusalCodes;
       this.#settled = approvals.settled;
     }
     // A batch of one is the same run either way; the sequential path is the shorter one.
-    const results = this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
-    const terminate = results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
+    const results =
+      this.calls.length === 1 || this.#isSequential() ? await this.#runSequentially() : await this.#runConcurrently();
+    const terminate =
+      results.length > 0 && results.every(({ state }) => !state.isError && state.result?.terminate === true);
     return {
       results: results.map(({ message }) => message),
       terminate,
@@ -198,7 +207,12 @@ export class BatchRun {
   async #prepare(call: ToolCall): Promise<CallState> {
     const state: CallState = { call, startedAt: performance.now(), executed: false, isError: false, durationMs: 0 };
     const parsed = parseArguments(call.arguments);
-    await this.#emit({ type: 'tool_start', toolCallId: call.id, toolName: call.name, args: parsed.ok ? parsed.value : call.arguments });
+    await this.#emit({
+      type: 'tool_start',
+      toolCallId: call.id,
+      toolName: call.name,
+      args: parsed.ok ? parsed.value : call.arguments,
+    });
     let problem: string | undefined;
     try {
       const admitted = this.#admit(state, parsed);
@@ -226,34 +240,63 @@ export class BatchRun {
     if (this.#duplicates.has(call)) return failed(state, 'DUPLICATE_CALL_ID', ToolErrors.duplicateCallId(call.id));
     const tool = this.env.tools.get(call.name);
     if (!tool) return failed(state, 'NOT_FOUND', ToolErrors.unknownTool(call.name, [...this.env.tools.keys()]));
-    if (!parsed.ok && parsed.tooDeep) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsTooDeep(call.name, MAX_ARGUMENT_DEPTH));
-    if (!parsed.ok) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.malformedJson(call.name, parsed.reason, typeof call.arguments === 'string' ? call.arguments : preview(call.arguments)));
-    if (!isPlainObject(parsed.value)) return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsNotObject(call.name, parsed.value));
+    if (!parsed.ok && parsed.tooDeep)
+      return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsTooDeep(call.name, MAX_ARGUMENT_DEPTH));
+    if (!parsed.ok)
+      return failed(
+        state,
+        'INVALID_ARGUMENTS',
+        ToolErrors.malformedJson(
+          call.name,
+          parsed.reason,
+          typeof call.arguments === 'string' ? call.arguments : preview(call.arguments),
+        ),
+      );
+    if (!isPlainObject(parsed.value))
+      return failed(state, 'INVALID_ARGUMENTS', ToolErrors.argumentsNotObject(call.name, parsed.value));
     const settled = this.#settled?.get(call.id);
     if (settled) return this.#allow(state, tool, settled);
-    if (tool.info.hasPrepare && this.options.prepared !== true) return this.#prepareThenValidate(state, tool, parsed.value);
+    if (tool.info.hasPrepare && this.options.prepared !== true)
+      return this.#prepareThenValidate(state, tool, parsed.value);
     return this.#validate(state, tool, parsed.value);
   }
 
-  async #prepareThenValidate(state: CallState, tool: RegisteredTool, raw: Record<string, unknown>): Promise<string | undefined> {
+  async #prepareThenValidate(
+    state: CallState,
+    tool: RegisteredTool,
+    raw: Record<string, unknown>,
+  ): Promise<string | undefined> {
     let args: unknown;
     try {
       args = await tool.runner.prepare(raw, this.options.signal);
     } catch (error) {
       return failed(state, 'PREPARE_FAILED', ToolErrors.prepareFailed(state.call.name, errorMessage(error)));
     }
-    if (!isPlainObject(args)) return failed(state, 'PREPARE_FAILED', ToolErrors.prepareFailed(state.call.name, `it returned ${JSON.stringify(args)}, not an object`));
+    if (!isPlainObject(args))
+      return failed(
+        state,
+        'PREPARE_FAILED',
+        ToolErrors.prepareFailed(state.call.name, `it returned ${JSON.stringify(args)}, not an object`),
+      );
     return this.#validate(state, tool, args);
   }
 
-  #validate(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
+  #validate(
+    state: CallState,
+    tool: RegisteredTool,
+    args: Record<string, unknown>,
+  ): string | undefined | Promise<string | undefined> {
     const validation = tool.validate(args, state.call.arguments);
     if (!validation.ok) return failed(state, 'INVALID_ARGUMENTS', validation.message);
     return this.#allow(state, tool, validation.args);
   }
 
   /** Validated arguments: what the approval gate refused stays refused, then beforeToolCall decides. */
-  #allow(state: CallState, tool: RegisteredTool, args: Record<string, unknown>): string | undefined | Promise<string | undefined> {
+  #allow(
+    state: CallState,
+    tool: RegisteredTool,
+    args: Record<string, unknown>,
+  ): string | undefined | Promise<string | undefined> {
     const refusal = this.#refusals?.get(state.call.id);
     if (refusal !== undefined) return failed(state, this.#refusalCodes?.get(state.call.id) ?? 'NOT_APPROVED', refusal);
     state.tool = tool;
@@ -263,7 +306,11 @@ export class BatchRun {
     return undefined;
   }
 
-  async #askBeforeHook(state: CallState, args: Record<string, unknown>, hook: BeforeToolCallHook): Promise<string | undefined> {
+  async #askBeforeHook(
+    state: CallState,
+    args: Record<string, unknown>,
+    hook: BeforeToolCallHook,
+  ): Promise<string | undefined> {
     let decision;
     try {
       decision = await this.env.hooks.run(() => hook({ toolCall: state.call, args }));
@@ -274,7 +321,8 @@ export class BatchRun {
       this.#stop(decision.reason);
       return failed(state, 'STOPPED', ToolErrors.stoppedBeforeRun(decision.reason));
     }
-    if (decision && 'block' in decision && decision.block) return failed(state, 'BLOCKED', ToolErrors.blocked(decision.reason));
+    if (decision && 'block' in decision && decision.block)
+      return failed(state, 'BLOCKED', ToolErrors.blocked(decision.reason));
     state.args = args;
     return undefined;
   }
@@ -283,9 +331,11 @@ export class BatchRun {
     const { tool, args, call } = state;
     if (!tool || !args) return;
     // A stop asked for by a hook (in any call) means no further tool starts.
-    if (this.#stopped) return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true, 'STOPPED');
+    if (this.#stopped)
+      return this.#settle(state, textResult(ToolErrors.stoppedBeforeRun(this.#stopReason)), true, 'STOPPED');
     const ledger = this.env.ledger;
-    const key: LedgerKey | undefined = ledger && this.options.runId !== undefined ? { runId: this.options.runId, callId: call.id } : undefined;
+    const key: LedgerKey | undefined =
+      ledger && this.options.runId !== undefined ? { runId: this.options.runId, callId: call.id } : undefined;
     if (ledger && key) {
       if (!(await this.#claim(state, tool, args, ledger, key))) return;
       // Stopped or aborted while the claim was written: the call never reaches its tool, so its claim goes.
@@ -314,19 +364,43 @@ export class BatchRun {
    * ended), or an error that it may have run (it started and never ended),
    * unless its tool says a second run is harmless. A ledger that fails runs nothing.
    */
-  async #claim(state: CallState, tool: RegisteredTool, args: Record<string, unknown>, ledger: Ledger, key: LedgerKey): Promise<boolean> {
+  async #claim(
+    state: CallState,
+    tool: RegisteredTool,
+    args: Record<string, unknown>,
+    ledger: Ledger,
+    key: LedgerKey,
+  ): Promise<boolean> {
     const { call } = state;
     const digest = argsDigest(args);
     let record;
     try {
-      record = await ledger.claim(key, { toolName: call.name, argsDigest: digest, startedAt: Date.now(), startedBy: thisHost() });
+      record = await ledger.claim(key, {
+        toolName: call.name,
+        argsDigest: digest,
+        startedAt: Date.now(),
+        startedBy: thisHost(),
+      });
     } catch (error) {
       this.#settle(state, textResult(LedgerErrors.unreachable(ledger.name, errorMessage(error))), true);
       return false;
     }
     if (record === undefined) return true;
     if (record.toolName !== call.name || record.argsDigest !== digest) {
-      this.#settle(state, textResult(LedgerErrors.anotherCall(call.name, key.runId, key.callId, record.toolName, record.startedAt, record.startedBy)), true);
+      this.#settle(
+        state,
+        textResult(
+          LedgerErrors.anotherCall(
+            call.name,
+            key.runId,
+            key.callId,
+            record.toolName,
+            record.startedAt,
+            record.startedBy,
+          ),
+        ),
+        true,
+      );
       return false;
     }
     const { end } = record;
@@ -336,16 +410,36 @@ export class BatchRun {
       return false;
     }
     if (end) {
-      this.#settle(state, textResult(LedgerErrors.resultNotKept(call.name, end.endedAt, record.startedBy, end.omitted?.bytes ?? 0, end.omitted?.sha256 ?? '')), true);
+      this.#settle(
+        state,
+        textResult(
+          LedgerErrors.resultNotKept(
+            call.name,
+            end.endedAt,
+            record.startedBy,
+            end.omitted?.bytes ?? 0,
+            end.omitted?.sha256 ?? '',
+          ),
+        ),
+        true,
+      );
       return false;
     }
     if (tool.info.annotations?.idempotentHint === true) return true;
-    this.#settle(state, textResult(LedgerErrors.mayHaveRun(call.name, key.runId, key.callId, record.startedAt, record.startedBy)), true);
+    this.#settle(
+      state,
+      textResult(LedgerErrors.mayHaveRun(call.name, key.runId, key.callId, record.startedAt, record.startedBy)),
+      true,
+    );
     return false;
   }
 
   async #unclaim(state: CallState, ledger: Ledger, key: LedgerKey): Promise<void> {
-    this.#settle(state, textResult(this.#stopped ? ToolErrors.stoppedBeforeRun(this.#stopReason) : ToolErrors.abortedBeforeStart()), true);
+    this.#settle(
+      state,
+      textResult(this.#stopped ? ToolErrors.stoppedBeforeRun(this.#stopReason) : ToolErrors.abortedBeforeStart()),
+      true,
+    );
     try {
       await ledger.release(key);
     } catch {
@@ -358,7 +452,10 @@ export class BatchRun {
     try {
       await ledger.end(key, endRecord(state.result!, state.isError));
     } catch (error) {
-      process.emitWarning(LedgerErrors.endNotRecorded(ledger.name, key.runId, key.callId, errorMessage(error)), 'ToolpoolWarning');
+      process.emitWarning(
+        LedgerErrors.endNotRecorded(ledger.name, key.runId, key.callId, errorMessage(error)),
+        'ToolpoolWarning',
+      );
     }
   }
 
@@ -384,7 +481,8 @@ export class BatchRun {
 
   async #finalize(state: CallState): Promise<{ state: CallState; message: ToolResultMessage }> {
     // A replayed result goes through afterToolCall as it did when the call ran.
-    if ((state.executed || state.replayed) && this.env.afterToolCall) await this.#askAfterHook(state, this.env.afterToolCall);
+    if ((state.executed || state.replayed) && this.env.afterToolCall)
+      await this.#askAfterHook(state, this.env.afterToolCall);
     await this.#emit(endEvent(state));
     return { state, message: resultMessage(state) };
   }
@@ -480,11 +578,18 @@ function failed(state: CallState, code: ToolErrorCode, text: string): string {
 /** Checks the shape of `executeBatch`'s first argument; a programming error, so it throws. */
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkToolCalls(calls: unknown): ToolCall[] {
-  if (!Array.isArray(calls)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`));
+  if (!Array.isArray(calls))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      ConfigErrors.badToolCalls(`toolCalls must be an array of { id, name, arguments }, got ${typeof calls}`),
+    );
   calls.forEach((call, index) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
     if (typeof id !== 'string' || typeof name !== 'string') {
-      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`));
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        ConfigErrors.badToolCalls(`toolCalls[${index}] needs a string "id" and a string "name"`),
+      );
     }
   });
   return calls as ToolCall[];
@@ -493,10 +598,17 @@ export function checkToolCalls(calls: unknown): ToolCall[] {
 /** Checks the batch options a typo would silently turn into something else; a programming error, so it throws. */
 /** @internal Not part of the public declarations (stripInternal): it names the registry's types. */
 export function checkBatchOptions(options: BatchOptions): void {
-  if (options.runId !== undefined && !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'));
+  if (
+    options.runId !== undefined &&
+    !(typeof options.runId === 'string' && options.runId.length > 0 && options.runId.length <= 512)
+  ) {
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'),
+    );
   }
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);
-  if (problem) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badBatchOption('limits', problem));
+  if (problem)
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badBatchOption('limits', problem));
 }

@@ -1,4 +1,10 @@
-import { CHECK_PENDING, checkApprovals, pendingCallProblem, type PendingApproval, type PendingCheckable } from './approval.ts';
+import {
+  CHECK_PENDING,
+  checkApprovals,
+  pendingCallProblem,
+  type PendingApproval,
+  type PendingCheckable,
+} from './approval.ts';
 import { BatchRun, checkBatchOptions, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
 import { ConfigErrors } from '../core/errors.ts';
 import { OrderedEmitter, type Listener, type ToolEvent } from '../core/events.ts';
@@ -16,7 +22,17 @@ import { measurePermissionSupport, type Permissions } from '../isolation/common/
 import { resolveLimits } from '../core/limits.ts';
 import { loadMcpTools } from '../mcp-client/load.ts';
 import type { ToolSource } from '../tools/tool-source.ts';
-import type { ApprovalPolicy, ExecutionMode, HostFunctions, Isolation, OutputSchema, ToolAnnotations, ToolCall, ToolLimits, ToolSchema } from '../core/tool.ts';
+import type {
+  ApprovalPolicy,
+  ExecutionMode,
+  HostFunctions,
+  Isolation,
+  OutputSchema,
+  ToolAnnotations,
+  ToolCall,
+  ToolLimits,
+  ToolSchema,
+} from '../core/tool.ts';
 import { ToolpoolError } from '../core/error-codes.ts';
 
 export interface Executor {
@@ -67,7 +83,8 @@ export interface ToolMetadata {
  * until the language's own arrived); the fallback is that same symbol, so
  * `await using` finds the method on any runtime without a polyfill.
  */
-const asyncDispose: typeof Symbol.asyncDispose = Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
+const asyncDispose: typeof Symbol.asyncDispose =
+  Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
 /** What `createExecutor` (src/executor/create-executor.ts, which loads this file on first use) runs. */
 export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
@@ -135,7 +152,9 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     isolation: options.isolation ?? 'worker',
     ...(options.permissions !== undefined ? { permissions: options.permissions } : {}),
     limits: definedLimits(options.limits),
-    toolLimits: Object.fromEntries(Object.entries(options.toolLimits ?? {}).map(([name, limits]) => [name, definedLimits(limits)])),
+    toolLimits: Object.fromEntries(
+      Object.entries(options.toolLimits ?? {}).map(([name, limits]) => [name, definedLimits(limits)]),
+    ),
     host: options.host ?? {},
     coerceArguments: options.coerceArguments !== false,
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
@@ -149,19 +168,27 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
  * name in `toolLimits` must be a tool's (a typo would otherwise leave a
  * tool with limits the host did not mean).
  */
-function checkNames(tools: ReadonlyMap<string, RegisteredTool>, mcp: ToolSource | undefined, toolLimits: Readonly<Record<string, ToolLimits>>): void {
+function checkNames(
+  tools: ReadonlyMap<string, RegisteredTool>,
+  mcp: ToolSource | undefined,
+  toolLimits: Readonly<Record<string, ToolLimits>>,
+): void {
   for (const [name, tool] of mcp?.tools ?? []) {
     const own = tools.get(name);
-    if (own) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, own.source, tool.source));
+    if (own)
+      throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, own.source, tool.source));
   }
   const known = [...tools.keys(), ...(mcp?.tools.keys() ?? [])];
   const unknown = Object.keys(toolLimits).filter((name) => !known.includes(name));
-  if (unknown.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.unknownToolLimits(unknown, known));
+  if (unknown.length > 0)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.unknownToolLimits(unknown, known));
 }
 
 /** What the MCP client takes from the executor's options. */
 function mcpOptions(checked: CheckedOptions, workers: WorkerOptions | undefined) {
-  const largestResult = Math.max(...[checked.limits, ...Object.values(checked.toolLimits)].map((limits) => resolveLimits(limits, {}).maxResultBytes));
+  const largestResult = Math.max(
+    ...[checked.limits, ...Object.values(checked.toolLimits)].map((limits) => resolveLimits(limits, {}).maxResultBytes),
+  );
   return {
     limits: checked.limits,
     toolLimits: checked.toolLimits,
@@ -306,7 +333,11 @@ class ToolExecutor implements Executor, PendingCheckable {
     return {
       version: this.source?.version ?? 0,
       tools,
-      definitions: infos.map((info) => ({ name: info.name, description: info.description, parameters: info.parameters })),
+      definitions: infos.map((info) => ({
+        name: info.name,
+        description: info.description,
+        parameters: info.parameters,
+      })),
       labels: new Map(infos.flatMap((info) => (info.label !== undefined ? [[info.name, info.label] as const] : []))),
       metadata: new Map([...tools.values()].map((tool) => [tool.info.name, toolMetadata(tool)] as const)),
     };

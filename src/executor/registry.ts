@@ -72,8 +72,12 @@ async function loadEntry(entry: unknown, index: number): Promise<LoadedEntry[]> 
     checkModuleEntry(entry, index);
     return loadModules(modulePath(entry.module, index), entry.options, entry.trustDomain);
   }
-  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry)) return [{ inline: entry as Tool }];
-  throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry));
+  if (isTool(entry) || (typeof entry === 'object' && entry !== null && 'execute' in entry))
+    return [{ inline: entry as Tool }];
+  throw new ToolpoolError(
+    'TOOLPOOL_ERR_INVALID_TOOL',
+    ConfigErrors.badToolEntry(index, entry === null ? 'null' : typeof entry),
+  );
 }
 
 /** One module, or each tool module of a folder, with the same factory options; each module is a trust domain of its own. */
@@ -83,18 +87,29 @@ async function loadModules(path: string, options?: unknown, trustDomain?: string
   if (!found?.isDirectory()) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleNotFound(path));
   const files = await toolModulesIn(path);
   if (files.length === 0) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.noToolModulesIn(path));
-  return Promise.all(files.map(async (file) => ({ ...(await compileModule(file, options)), domain: domainKey(file, trustDomain), folder: path })));
+  return Promise.all(
+    files.map(async (file) => ({
+      ...(await compileModule(file, options)),
+      domain: domainKey(file, trustDomain),
+      folder: path,
+    })),
+  );
 }
 
 /**
  * Step two: read each definition (module tools inside their trust
  * domain), check it, compile its schema once, and make names unique.
  */
-export async function registerTools(entries: LoadedEntry[], context: RegistryContext): Promise<Map<string, RegisteredTool>> {
+export async function registerTools(
+  entries: LoadedEntry[],
+  context: RegistryContext,
+): Promise<Map<string, RegisteredTool>> {
   const domainFiles = filesByDomain(entries);
   const registered = await Promise.all(
     entries.map((entry) =>
-      'inline' in entry ? registerInline(entry.inline, context) : registerFound(entry, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
+      'inline' in entry
+        ? registerInline(entry.inline, context)
+        : registerFound(entry, context, context.domains.domain(entry.domain, domainFiles.get(entry.domain)!)),
     ),
   );
   reportSkipped(entries.filter((_, index) => registered[index] === undefined));
@@ -102,7 +117,11 @@ export async function registerTools(entries: LoadedEntry[], context: RegistryCon
   for (const tool of registered) {
     if (tool === undefined) continue;
     const existing = byName.get(tool.info.name);
-    if (existing) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source));
+    if (existing)
+      throw new ToolpoolError(
+        'TOOLPOOL_ERR_DUPLICATE_TOOL',
+        ConfigErrors.duplicateName(tool.info.name, existing.source, tool.source),
+      );
     byName.set(tool.info.name, tool);
   }
   return byName;
@@ -144,11 +163,16 @@ function filesByDomain(entries: LoadedEntry[]): Map<string, { files: string[]; s
  * skipped: `undefined`. Any other failure, there or for a module named
  * explicitly, fails the executor.
  */
-async function registerFound(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool | undefined> {
+async function registerFound(
+  entry: ModuleFound,
+  context: RegistryContext,
+  domain: Domain,
+): Promise<RegisteredTool | undefined> {
   try {
     return await registerModule(entry, context, domain);
   } catch (error) {
-    if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source)) return undefined;
+    if (entry.folder !== undefined && errorMessage(error) === ConfigErrors.noDefaultTool(entry.module.source))
+      return undefined;
     throw error;
   }
 }
@@ -179,11 +203,17 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
   const { remote } = context;
   const moduleHash = entry.contentHash;
   // With a remote runner only execute leaves this machine; describe, prepare and needsApproval stay in the module's domain here.
-  const execute: ToolRunner['execute'] = remote ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation }) : (job) => domain.execute(job, task, isolation);
+  const execute: ToolRunner['execute'] = remote
+    ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation })
+    : (job) => domain.execute(job, task, isolation);
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, { untrusted: true, revalidatedInWorker: info.schemaVendor !== undefined, coerce: context.coerceArguments }),
+    validate: compileArgumentValidator(info.name, where, info.parameters, {
+      untrusted: true,
+      revalidatedInWorker: info.schemaVendor !== undefined,
+      coerce: context.coerceArguments,
+    }),
     ...detailsValidator(info, where, { untrusted: true }),
     limits,
     isolation,
@@ -196,14 +226,23 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
   };
 }
 
-function detailsValidator(info: ToolInfo, where: string, trust: { untrusted?: boolean } = {}): { checkDetails?: DetailsValidator } {
+function detailsValidator(
+  info: ToolInfo,
+  where: string,
+  trust: { untrusted?: boolean } = {},
+): { checkDetails?: DetailsValidator } {
   return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
 }
 
 async function compileModule(path: string, options?: unknown): Promise<{ module: ModuleTask; contentHash: string }> {
   try {
     const compiled = await compileRunnable(path);
-    const module: ModuleTask = { module: compiled.file, source: path, ...(compiled.codeHash ? { codeHash: compiled.codeHash } : {}), ...(options !== undefined ? { options } : {}) };
+    const module: ModuleTask = {
+      module: compiled.file,
+      source: path,
+      ...(compiled.codeHash ? { codeHash: compiled.codeHash } : {}),
+      ...(options !== undefined ? { options } : {}),
+    };
     return { module, contentHash: compiled.contentHash };
   } catch (error) {
     throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(path, errorMessage(error)));
@@ -221,9 +260,16 @@ function domainKey(path: string, trustDomain: string | undefined): string {
 
 function checkModuleEntry(entry: ModuleEntry, index: number): void {
   const unknown = Object.keys(entry).find((key) => !MODULE_ENTRY_KEYS.includes(key));
-  if (unknown !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS));
+  if (unknown !== undefined)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      ConfigErrors.unknownModuleEntryKey(index, unknown, MODULE_ENTRY_KEYS),
+    );
   const { trustDomain } = entry;
-  if (trustDomain !== undefined && (typeof trustDomain !== 'string' || trustDomain.length === 0 || trustDomain.length > 200)) {
+  if (
+    trustDomain !== undefined &&
+    (typeof trustDomain !== 'string' || trustDomain.length === 0 || trustDomain.length > 200)
+  ) {
     throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badTrustDomain(index, trustDomain));
   }
 }
@@ -235,7 +281,8 @@ function isModuleEntry(entry: unknown): entry is ModuleEntry {
 function modulePath(entry: string | URL, index: number): string {
   if (entry instanceof URL || entry.startsWith('file:')) {
     const url = new URL(entry);
-    if (url.protocol !== 'file:') throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badToolEntry(index, `a ${url.protocol} URL`));
+    if (url.protocol !== 'file:')
+      throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.badToolEntry(index, `a ${url.protocol} URL`));
     return fileURLToPath(url);
   }
   return resolve(entry);

@@ -27,10 +27,18 @@ export interface SqliteLedgerOptions {
  * before the call runs. Throws at once on a Node without `node:sqlite`.
  */
 export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): Ledger {
-  if (typeof path !== 'string' || path === '') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'sqliteLedger(path): path must be a file path (a non-empty string)');
+  if (typeof path !== 'string' || path === '')
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      'sqliteLedger(path): path must be a file path (a non-empty string)',
+    );
   const sqlite = loadSqlite();
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `sqliteLedger: busyTimeoutMs must be an integer >= 0, got ${String(options.busyTimeoutMs)}`);
+  if (!(Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      `sqliteLedger: busyTimeoutMs must be an integer >= 0, got ${String(options.busyTimeoutMs)}`,
+    );
   const db = new sqlite.DatabaseSync(path);
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -43,7 +51,9 @@ export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): L
     db.close();
     throw error;
   }
-  const insert = db.prepare('INSERT INTO toolpool_calls (run_id, call_id, record) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+  const insert = db.prepare(
+    'INSERT INTO toolpool_calls (run_id, call_id, record) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+  );
   const select = db.prepare('SELECT record, end_record FROM toolpool_calls WHERE run_id = ? AND call_id = ?');
   const finish = db.prepare('UPDATE toolpool_calls SET end_record = ? WHERE run_id = ? AND call_id = ?');
   const remove = db.prepare('DELETE FROM toolpool_calls WHERE run_id = ? AND call_id = ? AND end_record IS NULL');
@@ -58,7 +68,11 @@ export function sqliteLedger(path: string, options: SqliteLedgerOptions = {}): L
       if (Number(insert.run(key.runId, key.callId, JSON.stringify(record)).changes) === 1) return undefined;
       const row = select.get(key.runId, key.callId);
       const found = row ? rowRecord(row) : undefined;
-      if (!found) throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', `its row for run ${JSON.stringify(key.runId)}, call ${JSON.stringify(key.callId)} is unreadable`);
+      if (!found)
+        throw new ToolpoolError(
+          'TOOLPOOL_ERR_LEDGER',
+          `its row for run ${JSON.stringify(key.runId)}, call ${JSON.stringify(key.callId)} is unreadable`,
+        );
       return found;
     },
     async end(key, end) {
@@ -96,6 +110,7 @@ function loadSqlite(): SqliteModule {
   } catch {
     sqlite = undefined;
   }
-  if (typeof sqlite?.DatabaseSync !== 'function') throw new ToolpoolError('TOOLPOOL_ERR_UNSUPPORTED', LedgerErrors.sqliteNeedsNode(process.versions.node));
+  if (typeof sqlite?.DatabaseSync !== 'function')
+    throw new ToolpoolError('TOOLPOOL_ERR_UNSUPPORTED', LedgerErrors.sqliteNeedsNode(process.versions.node));
   return sqlite;
 }

@@ -85,13 +85,24 @@ export class Tiers {
 
   /** Options of a process tier; a launcher other than the default one (bwrap) makes another tier of the same kind. */
   processOptions(launcher?: ChildLauncher, permissions = this.options.permissions): ProcessTierOptions {
-    const { permissions: _given, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, domainKey: _key, ...rest } = this.options;
+    const {
+      permissions: _given,
+      moduleFiles: _files,
+      moduleSources: _sources,
+      permissionSupport: _support,
+      domainKey: _key,
+      ...rest
+    } = this.options;
     const ownReads = this.#ownReads();
     return {
       ...rest,
       // Never [] under permissions: a worker with an explicit empty execArgv in a restricted process is unrestricted.
       // Workers that refuse the flags inherit the child's own (which allow nested workers).
-      execArgv: !permissions ? [] : this.#support.perWorker ? permissionArgv(permissions, ownReads, this.#support) : 'inherit',
+      execArgv: !permissions
+        ? []
+        : this.#support.perWorker
+          ? permissionArgv(permissions, ownReads, this.#support)
+          : 'inherit',
       ...(launcher ? { launcher } : {}),
       childFlags: permissions ? processPermissionArgv(permissions, ownReads, this.#support) : [],
       guardWorkers: permissions !== undefined && this.#support.perWorker,
@@ -123,14 +134,25 @@ export class Tiers {
     if (this.#sandbox) return this.#sandbox;
     const { permissions } = this.options;
     const targets = Array.isArray(permissions?.net) ? parseNetAllowlist(permissions.net) : [];
-    const forNode = permissions && Array.isArray(permissions.net) ? { ...permissions, net: targets.length > 0 } : permissions;
-    const domain = { key: this.options.domainKey ?? `module:${this.options.moduleFiles.join('\0')}`, fsWriteShared: permissions?.fsWriteShared ?? [] };
+    const forNode =
+      permissions && Array.isArray(permissions.net) ? { ...permissions, net: targets.length > 0 } : permissions;
+    const domain = {
+      key: this.options.domainKey ?? `module:${this.options.moduleFiles.join('\0')}`,
+      fsWriteShared: permissions?.fsWriteShared ?? [],
+    };
     this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets, domain);
     return this.#sandbox;
   }
 
   #poolOptions() {
-    const { permissions, moduleFiles: _files, moduleSources: _sources, permissionSupport: _support, domainKey: _key, ...rest } = this.options;
+    const {
+      permissions,
+      moduleFiles: _files,
+      moduleSources: _sources,
+      permissionSupport: _support,
+      domainKey: _key,
+      ...rest
+    } = this.options;
     return { ...rest, execArgv: permissions ? permissionArgv(permissions, this.#ownReads(), this.#support) : [] };
   }
 
@@ -144,7 +166,11 @@ export class Tiers {
 }
 
 /** Throws when the permissions cannot be enforced for tools of this isolation level on this Node line. */
-export function checkIsolation(isolation: Isolation, permissions: Permissions | undefined, support?: PermissionSupport): void {
+export function checkIsolation(
+  isolation: Isolation,
+  permissions: Permissions | undefined,
+  support?: PermissionSupport,
+): void {
   if (!permissions) return;
   if (isolation === 'sandbox') {
     // A malformed 'host:port' list is refused now, not when the first sandbox starts.
@@ -152,7 +178,11 @@ export function checkIsolation(isolation: Isolation, permissions: Permissions | 
     return checkSandboxPermissions(permissions);
   }
   const measured = support ?? permissionSupport();
-  checkPermissionsHere(permissions, runsInProcess(isolation, permissions, () => measured) ? 'process' : 'worker', measured);
+  checkPermissionsHere(
+    permissions,
+    runsInProcess(isolation, permissions, () => measured) ? 'process' : 'worker',
+    measured,
+  );
 }
 
 /**
@@ -160,7 +190,11 @@ export function checkIsolation(isolation: Isolation, permissions: Permissions | 
  * confined by them (22+ lets them read the working folder), the worker
  * tier is the process tier.
  */
-function runsInProcess(isolation: Isolation, permissions: Permissions | undefined, support: () => PermissionSupport): boolean {
+function runsInProcess(
+  isolation: Isolation,
+  permissions: Permissions | undefined,
+  support: () => PermissionSupport,
+): boolean {
   if (isolation === 'process') return true;
   if (permissions === undefined) return false;
   // Asked only now: measuring the support starts a worker, which an executor without permissions never needs.
@@ -175,25 +209,45 @@ function runsInProcess(isolation: Isolation, permissions: Permissions | undefine
  */
 function checkSandboxPermissions(permissions: Permissions): void {
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()),
+    );
   const fsWrite = (permissions.fsWrite ?? []).map((path) => resolve(path));
   const unlisted = (permissions.fsWriteShared ?? []).find((path) => !fsWrite.includes(resolve(path)));
-  if (unlisted !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.sharedNotInFsWrite(unlisted));
+  if (unlisted !== undefined)
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.sharedNotInFsWrite(unlisted));
   // Each module's own space is made for its uid by the host; what stays shared must let the sandbox's users in.
-  const isShared = (path: string) => (permissions.fsWriteShared ?? []).some((s) => resolve(s) === resolve(path)) || !isFolder(path);
+  const isShared = (path: string) =>
+    (permissions.fsWriteShared ?? []).some((s) => resolve(s) === resolve(path)) || !isFolder(path);
   const shared = (permissions.fsWrite ?? []).filter(isShared);
   // An fsRead folder that is also a module's own fsWrite space shows that space, not the host's folder.
   const ownSpaces = new Set((permissions.fsWrite ?? []).filter((path) => !isShared(path)).map((path) => resolve(path)));
-  const problem = sandboxAccessProblem((permissions.fsRead ?? []).filter((path) => !ownSpaces.has(resolve(path))), shared);
-  if (problem !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.notAccessibleAsNobody(problem));
+  const problem = sandboxAccessProblem(
+    (permissions.fsRead ?? []).filter((path) => !ownSpaces.has(resolve(path))),
+    shared,
+  );
+  if (problem !== undefined)
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.notAccessibleAsNobody(problem));
 }
 
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
-function checkPermissionsHere(permissions: Permissions, tier: 'worker' | 'process', support = permissionSupport()): void {
-  if (Array.isArray(permissions.net)) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netListNeedsSandbox(tier));
-  if (permissions.net === false && !support.net) throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netFalseNotEnforceable(process.version));
+function checkPermissionsHere(
+  permissions: Permissions,
+  tier: 'worker' | 'process',
+  support = permissionSupport(),
+): void {
+  if (Array.isArray(permissions.net))
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netListNeedsSandbox(tier));
+  if (permissions.net === false && !support.net)
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netFalseNotEnforceable(process.version));
   const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()));
+  if (cover !== undefined)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()),
+    );
   checkGrantedLinks(permissions);
 }
 
@@ -204,10 +258,13 @@ const linksChecked = new WeakSet<Permissions>();
 function checkGrantedLinks(permissions: Permissions): void {
   if (linksChecked.has(permissions)) return;
   const found = linkLeavingRoots(permissions);
-  if (found) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.linkLeavesRoots(found.link, found.target, found.option));
+  if (found)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      PermissionErrors.linkLeavesRoots(found.link, found.target, found.option),
+    );
   linksChecked.add(permissions);
 }
-
 
 function isFolder(path: string): boolean {
   try {

@@ -56,7 +56,13 @@ export class TrustDomains {
     let domain = this.#domains.get(key);
     if (!domain) {
       domain = new Domain(
-        { ...this.options, moduleFiles: [...modules.files], moduleSources: [...modules.sources], budget: this.#budget, domainKey: key },
+        {
+          ...this.options,
+          moduleFiles: [...modules.files],
+          moduleSources: [...modules.sources],
+          budget: this.#budget,
+          domainKey: key,
+        },
         () => this.#watchIdle(),
       );
       this.#domains.set(key, domain);
@@ -109,11 +115,22 @@ export class Domain {
     return await this.#await(isolation, (tier) => tier.describe(ref));
   }
 
-  async prepare(ref: ModuleTask, isolation: Isolation, raw: Record<string, unknown>, limits: PrepareLimits, signal?: AbortSignal) {
+  async prepare(
+    ref: ModuleTask,
+    isolation: Isolation,
+    raw: Record<string, unknown>,
+    limits: PrepareLimits,
+    signal?: AbortSignal,
+  ) {
     return await this.#await(isolation, (tier) => tier.prepare(ref, raw, limits, signal));
   }
 
-  async needsApproval(ref: ModuleTask, isolation: Isolation, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
+  async needsApproval(
+    ref: ModuleTask,
+    isolation: Isolation,
+    args: Record<string, unknown>,
+    limits: PrepareLimits,
+  ): Promise<unknown> {
     return await this.#await(isolation, (tier) => tier.needsApproval(ref, args, limits));
   }
 

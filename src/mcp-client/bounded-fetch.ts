@@ -17,8 +17,14 @@ export function boundedFetch(maxMessageBytes: number, onTooLong: (problem: strin
     const response = await fetch(url, init);
     if (!response.body) return response;
     const events = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    const bounded = response.body.pipeThrough(messageBound(maxMessageBytes, events ? eventBytes() : bodyBytes(), onTooLong));
-    return new Response(bounded, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const bounded = response.body.pipeThrough(
+      messageBound(maxMessageBytes, events ? eventBytes() : bodyBytes(), onTooLong),
+    );
+    return new Response(bounded, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
@@ -55,7 +61,11 @@ function eventBytes(): MessageMeter {
   };
 }
 
-function messageBound(maxBytes: number, meter: MessageMeter, onTooLong: (problem: string) => void): TransformStream<Uint8Array, Uint8Array> {
+function messageBound(
+  maxBytes: number,
+  meter: MessageMeter,
+  onTooLong: (problem: string) => void,
+): TransformStream<Uint8Array, Uint8Array> {
   return new TransformStream({
     transform(chunk, controller) {
       if (meter(chunk) <= maxBytes) return controller.enqueue(chunk);

@@ -113,8 +113,19 @@ export class McpCall implements Stoppable {
   }
 
   #stopped(reason: StopReason, answered: boolean): RunOutcome {
-    const what = reason === 'timeout' ? `Tool timed out after ${this.limits.timeoutMs} ms (limit timeoutMs)` : 'Tool call aborted';
-    return { ok: false, error: McpErrors.stopped(this.session.server, what, answered, this.limits.abortGraceMs, this.session.endpoint.killable), code: stopCode(reason) };
+    const what =
+      reason === 'timeout' ? `Tool timed out after ${this.limits.timeoutMs} ms (limit timeoutMs)` : 'Tool call aborted';
+    return {
+      ok: false,
+      error: McpErrors.stopped(
+        this.session.server,
+        what,
+        answered,
+        this.limits.abortGraceMs,
+        this.session.endpoint.killable,
+      ),
+      code: stopCode(reason),
+    };
   }
 
   /** The request failed without a stop of this call's: the server's refusal, or its end. */
@@ -125,11 +136,22 @@ export class McpCall implements Stoppable {
       return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'THREW' };
     }
     if (session.endedBy === 'closing') return { ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' };
-    if (session.endedBy === 'blocked') return { ok: false, error: McpErrors.killedForOther(session.server), code: 'CRASHED' };
+    if (session.endedBy === 'blocked')
+      return { ok: false, error: McpErrors.killedForOther(session.server), code: 'CRASHED' };
     const { brokenBy } = session.endpoint;
-    if (brokenBy !== undefined) return { ok: false, error: McpErrors.brokeProtocol(session.server, brokenBy, session.endpoint.killable), code: 'CRASHED' };
+    if (brokenBy !== undefined)
+      return {
+        ok: false,
+        error: McpErrors.brokeProtocol(session.server, brokenBy, session.endpoint.killable),
+        code: 'CRASHED',
+      };
     const ended = await session.endpoint.ended();
-    if (ended === undefined) return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'CRASHED' };
-    return { ok: false, error: McpErrors.exitedDuringCall(session.server, ended, session.endpoint.stderrTail()), code: 'CRASHED' };
+    if (ended === undefined)
+      return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'CRASHED' };
+    return {
+      ok: false,
+      error: McpErrors.exitedDuringCall(session.server, ended, session.endpoint.stderrTail()),
+      code: 'CRASHED',
+    };
   }
 }

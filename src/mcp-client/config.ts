@@ -38,28 +38,39 @@ export function checkServerConfigs(servers: Readonly<Record<string, McpServerCon
 }
 
 function checkServer(name: string, config: McpServerConfig): ServerPlan {
-  if (!SERVER_NAME.test(name)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badServerName(name));
+  if (!SERVER_NAME.test(name))
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badServerName(name));
   const { command } = config as Partial<McpStdioServer>;
   const { url } = config as Partial<McpHttpServer>;
-  if ((command === undefined) === (url === undefined)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.commandOrUrl(name, command !== undefined));
+  if ((command === undefined) === (url === undefined))
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.commandOrUrl(name, command !== undefined));
   const shared = {
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.needsApproval !== undefined ? { needsApproval: config.needsApproval } : {}),
   };
-  if (url !== undefined) return { kind: 'http', name, url: checkUrl(name, config as McpHttpServer), headers: (config as McpHttpServer).headers ?? {}, ...shared };
+  if (url !== undefined)
+    return {
+      kind: 'http',
+      name,
+      url: checkUrl(name, config as McpHttpServer),
+      headers: (config as McpHttpServer).headers ?? {},
+      ...shared,
+    };
   return { ...checkStdio(name, config as McpStdioServer), ...shared };
 }
 
 function checkUrl(name: string, config: McpHttpServer): URL {
   const misplaced = STDIO_ONLY.filter((key) => Object.hasOwn(config, key));
-  if (misplaced.length > 0) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.keysNeedCommand(name, misplaced));
+  if (misplaced.length > 0)
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.keysNeedCommand(name, misplaced));
   let url: URL;
   try {
     url = new URL(config.url);
   } catch {
     throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badUrl(name, config.url));
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badUrl(name, config.url));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badUrl(name, config.url));
   return url;
 }
 
@@ -67,13 +78,18 @@ function checkStdio(name: string, config: McpStdioServer): StdioPlan {
   const isolation = config.isolation ?? 'sandbox';
   const { permissions } = config;
   if (isolation === 'process') {
-    if (permissions !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.permissionsNeedSandbox(name));
+    if (permissions !== undefined)
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.permissionsNeedSandbox(name));
     return { kind: 'stdio', name, config, isolation, netTargets: [] };
   }
   try {
     // The sandbox tier's own checks: a well-formed net list, no write access to the compile cache, paths nobody can use under a root host.
     // A server's fsWrite folders are bound as they are (no space per server yet), so all must let its uid in.
-    if (permissions) checkIsolation('sandbox', { ...permissions, ...(permissions.fsWrite ? { fsWriteShared: permissions.fsWrite } : {}) });
+    if (permissions)
+      checkIsolation('sandbox', {
+        ...permissions,
+        ...(permissions.fsWrite ? { fsWriteShared: permissions.fsWrite } : {}),
+      });
     return { kind: 'stdio', name, config, isolation, netTargets: parseNetAllowlist(permissions?.net ?? []) };
   } catch (error) {
     throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', McpErrors.badPermissions(name, errorMessage(error)));

@@ -71,10 +71,16 @@ export class McpConnection {
    * within `timeoutMs`. `onClose`: the session ended (its server process
    * is gone, or the transport was closed).
    */
-  static async open(transport: Transport, options: { timeoutMs: number; onListChanged: () => void; onClose: () => void }): Promise<McpConnection> {
+  static async open(
+    transport: Transport,
+    options: { timeoutMs: number; onListChanged: () => void; onClose: () => void },
+  ): Promise<McpConnection> {
     const connection = new McpConnection(options.onListChanged);
     connection.#client.onclose = options.onClose;
-    const routed = new RoutedTransport(transport, { incoming: (message) => connection.#incoming(message), outgoing: (message) => connection.#outgoing(message) });
+    const routed = new RoutedTransport(transport, {
+      incoming: (message) => connection.#incoming(message),
+      outgoing: (message) => connection.#outgoing(message),
+    });
     connection.#transport = routed;
     await connection.#client.connect(routed, { timeout: timerMs(options.timeoutMs) });
     return connection;
@@ -91,7 +97,11 @@ export class McpConnection {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.#client.request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, ListToolsResultSchema, { timeout: timerMs(timeoutMs) });
+      const result = await this.#client.request(
+        { method: 'tools/list', params: cursor !== undefined ? { cursor } : {} },
+        ListToolsResultSchema,
+        { timeout: timerMs(timeoutMs) },
+      );
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (cursor === undefined) break;
@@ -108,7 +118,10 @@ export class McpConnection {
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): PendingCall {
     const token = `toolpool-${nextToken++}`;
     this.#progress.set(token, options.onProgress);
-    const request = { method: 'tools/call' as const, params: { name, arguments: args, _meta: { progressToken: token } } };
+    const request = {
+      method: 'tools/call' as const,
+      params: { name, arguments: args, _meta: { progressToken: token } },
+    };
     const result = this.#client.request(request, CallToolResultSchema, { timeout: timerMs(options.timeoutMs) });
     return { result, cancel: (reason) => this.#cancel(token, reason), settled: () => this.#forget(token) };
   }
@@ -140,8 +153,14 @@ export class McpConnection {
   #cancel(token: string, reason: string): void {
     const id = this.#requests.get(token);
     if (id === undefined) return; // answered already, or never sent
-    void this.#client.notification({ method: 'notifications/cancelled', params: { requestId: id, reason } }).catch(() => undefined);
-    this.#transport?.deliver({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `cancelled by toolpool: ${reason}` } });
+    void this.#client
+      .notification({ method: 'notifications/cancelled', params: { requestId: id, reason } })
+      .catch(() => undefined);
+    this.#transport?.deliver({
+      jsonrpc: '2.0',
+      id,
+      error: { code: ErrorCode.RequestTimeout, message: `cancelled by toolpool: ${reason}` },
+    });
   }
 
   /** A call settled (answered, cancelled or its session closed): nothing more of its progress is relayed. */

@@ -43,7 +43,11 @@ export interface StdioEndpointOptions {
 export async function startStdioEndpoint(plan: StdioPlan, options: StdioEndpointOptions): Promise<Endpoint> {
   const cwd = resolve(plan.config.cwd ?? process.cwd());
   const program = resolveCommand(plan.config.command, cwd);
-  if (program === undefined) throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', McpErrors.commandNotFound(plan.name, plan.config.command, plan.config.command.includes('/')));
+  if (program === undefined)
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_MCP_SERVER',
+      McpErrors.commandNotFound(plan.name, plan.config.command, plan.config.command.includes('/')),
+    );
   const target: LaunchTarget = { program, args: plan.config.args ?? [], env: plan.config.env ?? {}, cwd };
   const launch =
     plan.isolation === 'sandbox'
@@ -83,7 +87,10 @@ async function sandboxBwrap(name: string): Promise<string> {
   try {
     return await checkSandboxSupport();
   } catch (error) {
-    throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', McpErrors.sandboxUnavailable(name, errorMessage(error)));
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_SANDBOX_UNAVAILABLE',
+      McpErrors.sandboxUnavailable(name, errorMessage(error)),
+    );
   }
 }
 
@@ -99,7 +106,10 @@ export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint 
     brokenBy ??= problem;
     void transport.close().catch(() => undefined);
   });
-  const transport = new StreamableHTTPClientTransport(plan.url, { requestInit: { headers: { ...plan.headers } }, fetch });
+  const transport = new StreamableHTTPClientTransport(plan.url, {
+    requestInit: { headers: { ...plan.headers } },
+    fetch,
+  });
   return {
     transport,
     killable: false,
@@ -112,7 +122,10 @@ export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint 
     hold: () => undefined, // the SDK's fetch streams are its own
     async stop() {
       // A polite end of the session (DELETE), bounded: a server that does not answer is simply left.
-      await Promise.race([transport.terminateSession().catch(() => undefined), new Promise((done) => setTimeout(done, TERMINATE_MS).unref())]);
+      await Promise.race([
+        transport.terminateSession().catch(() => undefined),
+        new Promise((done) => setTimeout(done, TERMINATE_MS).unref()),
+      ]);
       await transport.close().catch(() => undefined);
     },
   };

@@ -15,10 +15,15 @@ export type McpStartOptions = Omit<SupervisorOptions, 'onToolsChanged'>;
  * tools. When one cannot start, the others are stopped again and this
  * rejects with that server's error.
  */
-export async function startMcpServers(servers: Readonly<Record<string, McpServerConfig>>, options: McpStartOptions): Promise<McpTools> {
+export async function startMcpServers(
+  servers: Readonly<Record<string, McpServerConfig>>,
+  options: McpStartOptions,
+): Promise<McpTools> {
   const plans = checkServerConfigs(servers);
   const tools = new McpTools();
-  const supervisors = plans.map((plan) => new ServerSupervisor(plan, { ...options, onToolsChanged: () => tools.changed() }));
+  const supervisors = plans.map(
+    (plan) => new ServerSupervisor(plan, { ...options, onToolsChanged: () => tools.changed() }),
+  );
   tools.add(supervisors);
   const started = await Promise.allSettled(supervisors.map((supervisor) => supervisor.start()));
   const failed = started.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
@@ -70,7 +75,8 @@ export class McpTools implements ToolSource {
     for (const supervisor of this.#supervisors) {
       for (const [name, tool] of supervisor.tools) {
         const first = seen.get(name);
-        if (first !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, first, tool.source));
+        if (first !== undefined)
+          throw new ToolpoolError('TOOLPOOL_ERR_DUPLICATE_TOOL', ConfigErrors.duplicateName(name, first, tool.source));
         seen.set(name, tool.source);
       }
     }

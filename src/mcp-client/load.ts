@@ -9,7 +9,10 @@ import { ToolpoolError } from '../core/error-codes.ts';
  * here, when servers are configured: it needs @modelcontextprotocol/sdk, an
  * optional peer dependency, and its absence is told as what to install.
  */
-export async function loadMcpTools(servers: Readonly<Record<string, McpServerConfig>>, options: McpStartOptions): Promise<ToolSource> {
+export async function loadMcpTools(
+  servers: Readonly<Record<string, McpServerConfig>>,
+  options: McpStartOptions,
+): Promise<ToolSource> {
   let client: typeof import('./index.ts');
   try {
     client = await import('./index.ts');

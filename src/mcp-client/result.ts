@@ -14,7 +14,8 @@ type McpContent = CallToolResult['content'][number];
  */
 export function callOutcome(server: string, result: CallToolResult, maxResultBytes: number): RunOutcome {
   const bytes = JSON.stringify(result).length;
-  if (bytes > maxResultBytes) return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes), code: 'RESULT_TOO_LARGE' };
+  if (bytes > maxResultBytes)
+    return { ok: false, error: ToolErrors.resultTooLarge('result', bytes, maxResultBytes), code: 'RESULT_TOO_LARGE' };
   const content = result.content.map(toContent);
   if (result.isError === true) {
     const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
@@ -34,7 +35,11 @@ export function progressPartial(update: ProgressUpdate): ToolResult {
   const message = update.message !== undefined ? boundText(update.message, MAX_TEXT) : undefined;
   return {
     content: message !== undefined && message !== '' ? [{ type: 'text', text: message }] : [],
-    details: { progress: update.progress, ...(update.total !== undefined ? { total: update.total } : {}), ...(message !== undefined ? { message } : {}) },
+    details: {
+      progress: update.progress,
+      ...(update.total !== undefined ? { total: update.total } : {}),
+      ...(message !== undefined ? { message } : {}),
+    },
   };
 }
 
@@ -68,7 +73,10 @@ function toContent(part: McpContent): Content {
       const kind = typeof mimeType === 'string' ? { mimeType } : {};
       return 'text' in part.resource && typeof part.resource.text === 'string'
         ? { type: 'resource', resource: { uri, ...kind, text: part.resource.text } }
-        : { type: 'resource', resource: { uri, ...kind, blob: String((part.resource as { blob?: unknown }).blob ?? '') } };
+        : {
+            type: 'resource',
+            resource: { uri, ...kind, blob: String((part.resource as { blob?: unknown }).blob ?? '') },
+          };
     }
     default:
       return { type: 'text', text: `[${boundText(String((part as { type?: unknown }).type), 100)} content]` };

@@ -66,7 +66,10 @@ async function walls(privileged: boolean, stdioLength: number): Promise<Walls> {
 function walled(launch: ServerLaunch, bwrap: string, wall: Walls): ServerLaunch {
   const [command = bwrap, ...before] = wall.outer.length > 0 ? wall.outer : [bwrap];
   const args = wall.outer.length > 0 ? [...before, bwrap, ...launch.args] : launch.args;
-  const stdio = [...(launch.options.stdio as unknown[]), ...(wall.seccomp !== undefined ? [wall.seccomp] : [])] as typeof launch.options.stdio;
+  const stdio = [
+    ...(launch.options.stdio as unknown[]),
+    ...(wall.seccomp !== undefined ? [wall.seccomp] : []),
+  ] as typeof launch.options.stdio;
   const closeLaunch = launch.close;
   return {
     ...launch,
@@ -100,9 +103,16 @@ export async function sandboxLaunch(target: LaunchTarget, options: SandboxOption
   const setpriv = dropTo ? findSetpriv() : undefined;
   if (options.netTargets.length > 0 || (dropTo && !setpriv)) return entryLaunch(target, options);
   const wall = await walls(dropTo !== undefined, 3);
-  const [serverFiles, setprivFiles] = await Promise.all([programFiles(target.program), setpriv ? runtimeFilesOf(setpriv) : []]);
-  const layout = { ...sandboxLayout(target, options, [...serverFiles, ...setprivFiles, ...wall.innerFiles], [], undefined), ...wall.layout };
-  const drop = dropTo && setpriv ? [setpriv, `--reuid=${dropTo.uid}`, `--regid=${dropTo.gid}`, '--clear-groups', '--'] : [];
+  const [serverFiles, setprivFiles] = await Promise.all([
+    programFiles(target.program),
+    setpriv ? runtimeFilesOf(setpriv) : [],
+  ]);
+  const layout = {
+    ...sandboxLayout(target, options, [...serverFiles, ...setprivFiles, ...wall.innerFiles], [], undefined),
+    ...wall.layout,
+  };
+  const drop =
+    dropTo && setpriv ? [setpriv, `--reuid=${dropTo.uid}`, `--regid=${dropTo.gid}`, '--clear-groups', '--'] : [];
   const launch: ServerLaunch = {
     command: options.bwrap,
     args: bwrapArgs(layout, [...drop, ...wall.inner, target.program, ...target.args]),
@@ -123,7 +133,16 @@ async function entryLaunch(target: LaunchTarget, options: SandboxOptions): Promi
   const dropTo = sandboxDropTarget(options.domainKey);
   const wall = await walls(dropTo !== undefined, 4);
   // The entry, and in a built package the files it imports.
-  const layout = { ...sandboxLayout(target, options, [...nodeFiles, ...serverFiles, ...wall.innerFiles], [entry, ...workerEntryReadPaths()], net), ...wall.layout };
+  const layout = {
+    ...sandboxLayout(
+      target,
+      options,
+      [...nodeFiles, ...serverFiles, ...wall.innerFiles],
+      [entry, ...workerEntryReadPaths()],
+      net,
+    ),
+    ...wall.layout,
+  };
   const plan: SandboxEntryPlan = {
     command: target.program,
     args: [...target.args],
@@ -144,7 +163,13 @@ async function entryLaunch(target: LaunchTarget, options: SandboxOptions): Promi
   return walled(launch, options.bwrap, wall);
 }
 
-function sandboxLayout(target: LaunchTarget, options: SandboxOptions, runtimeFiles: string[], ownFiles: string[], net: NetPlan | undefined): SandboxLayout {
+function sandboxLayout(
+  target: LaunchTarget,
+  options: SandboxOptions,
+  runtimeFiles: string[],
+  ownFiles: string[],
+  net: NetPlan | undefined,
+): SandboxLayout {
   const dropTo = sandboxDropTarget(options.domainKey);
   return {
     runtimeFiles: [...new Set(runtimeFiles)],

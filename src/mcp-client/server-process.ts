@@ -30,7 +30,10 @@ export class ServerProcess {
   constructor(launch: ServerLaunch) {
     this.#launch = launch;
     this.#child = spawn(launch.command, launch.args, launch.options);
-    this.#child.stderr!.on('data', (chunk: Buffer) => (this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS)));
+    this.#child.stderr!.on(
+      'data',
+      (chunk: Buffer) => (this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS)),
+    );
     this.ended = new Promise<ServerEnd>((resolve) => {
       this.#child.once('error', (error) => resolve({ startError: error }));
       this.#child.once('exit', (code, signal) => {
@@ -109,7 +112,9 @@ export function describeEnd(end: ServerEnd): string {
 }
 
 function drained(child: ChildProcess): Promise<void> {
-  const streams = [child.stdout, child.stderr].filter((stream): stream is Readable => stream !== null && !stream.readableEnded && !stream.destroyed);
+  const streams = [child.stdout, child.stderr].filter(
+    (stream): stream is Readable => stream !== null && !stream.readableEnded && !stream.destroyed,
+  );
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, DRAIN_MS);
     timer.unref();
@@ -117,7 +122,7 @@ function drained(child: ChildProcess): Promise<void> {
     if (open === 0) return (clearTimeout(timer), resolve());
     for (const stream of streams) {
       stream.once('close', () => {
-        if (--open === 0) (clearTimeout(timer), resolve());
+        if (--open === 0) clearTimeout(timer), resolve();
       });
     }
   });

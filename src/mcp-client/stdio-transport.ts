@@ -102,5 +102,10 @@ export class StdioTransport implements Transport {
 
 /** The envelope every JSON-RPC 2.0 message has; the SDK checks the rest of each message itself. */
 function isJsonRpc(value: unknown): value is JSONRPCMessage {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as { jsonrpc?: unknown }).jsonrpc === '2.0'
+  );
 }

@@ -162,7 +162,11 @@ export class ServerSupervisor {
     const remaining = () => Math.max(1, this.options.loadTimeoutMs - (Date.now() - startedAt));
     const endpoint = await this.#openEndpoint();
     this.#opening = endpoint;
-    const state: { session?: Session; closed: boolean; changed: boolean; phase: string } = { closed: false, changed: false, phase: 'initialize' };
+    const state: { session?: Session; closed: boolean; changed: boolean; phase: string } = {
+      closed: false,
+      changed: false,
+      phase: 'initialize',
+    };
     try {
       const connection = await McpConnection.open(endpoint.transport, {
         timeoutMs: remaining(),
@@ -192,7 +196,11 @@ export class ServerSupervisor {
   #openEndpoint(): Promise<Endpoint> | Endpoint {
     const { plan, options } = this;
     if (plan.kind === 'http') return httpEndpoint(plan, options.maxLineBytes);
-    return startStdioEndpoint(plan, { maxLineBytes: options.maxLineBytes, tmpBytes: options.tmpBytes, stopGraceMs: STOP_GRACE_MS });
+    return startStdioEndpoint(plan, {
+      maxLineBytes: options.maxLineBytes,
+      tmpBytes: options.tmpBytes,
+      stopGraceMs: STOP_GRACE_MS,
+    });
   }
 
   /** Why a start failed, in words: it exited (code, stderr), it never answered, it wants credentials, or what the SDK said. */
@@ -203,7 +211,11 @@ export class ServerSupervisor {
       if (ended !== undefined) return McpErrors.exitedAtStart(this.name, ended, endpoint.stderrTail());
     }
     if (timedOut) return McpErrors.initializeTimedOut(this.name, this.options.loadTimeoutMs, phase);
-    if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403) && this.plan.kind === 'http') {
+    if (
+      error instanceof StreamableHTTPError &&
+      (error.code === 401 || error.code === 403) &&
+      this.plan.kind === 'http'
+    ) {
       return McpErrors.refused(this.name, this.plan.url.href, error.code);
     }
     return McpErrors.startFailed(this.name, errorMessage(error));
@@ -222,7 +234,9 @@ export class ServerSupervisor {
     this.#failures++;
     const blocked = session.endedBy === 'blocked';
     void session.endpoint.ended().then((end) => {
-      this.#lastFailure = blocked ? 'it stopped answering and was killed' : `it exited (${end ?? 'its session closed'})`;
+      this.#lastFailure = blocked
+        ? 'it stopped answering and was killed'
+        : `it exited (${end ?? 'its session closed'})`;
     });
   }
 

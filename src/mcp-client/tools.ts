@@ -36,14 +36,20 @@ const ANNOTATION_KEYS = ['title', 'readOnlyHint', 'destructiveHint', 'idempotent
 export async function executorTool(tool: McpTool, mapping: ToolMapping): Promise<RegisteredTool> {
   const name = `${mapping.server}_${tool.name}`;
   const where = `${JSON.stringify(tool.name)} of MCP server "${mapping.server}"`;
-  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', McpErrors.toolNameInvalid(name));
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', McpErrors.toolNameInvalid(name));
   const info = checkToolInfo(toolInfo(name, tool, policy(mapping.needsApproval)), where);
   const approve = mapping.needsApproval;
   return {
     info,
     source: `MCP server "${mapping.server}" (tool "${tool.name}")`,
-    validate: compileArgumentValidator(name, where, info.parameters, { untrusted: true, coerce: mapping.coerceArguments !== false }),
-    ...(info.outputSchema ? { checkDetails: compileDetailsValidator(name, where, info.outputSchema, { untrusted: true }) } : {}),
+    validate: compileArgumentValidator(name, where, info.parameters, {
+      untrusted: true,
+      coerce: mapping.coerceArguments !== false,
+    }),
+    ...(info.outputSchema
+      ? { checkDetails: compileDetailsValidator(name, where, info.outputSchema, { untrusted: true }) }
+      : {}),
     limits: resolveLimits(hostLimits(mapping.limits, mapping.toolLimits, name), {}),
     runner: {
       prepare: () => Promise.reject(new Error('MCP tools have no prepareArguments')),

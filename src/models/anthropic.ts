@@ -62,7 +62,12 @@ function createClient(options: AnthropicModelOptions): Anthropic {
   return new Anthropic({ apiKey, baseURL, maxRetries: options.maxRetries ?? 2 });
 }
 
-function streamTurn(client: Anthropic, options: AnthropicModelOptions, modelName: string, request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+function streamTurn(
+  client: Anthropic,
+  options: AnthropicModelOptions,
+  modelName: string,
+  request: ModelRequest,
+): AsyncGenerator<ModelStreamEvent> {
   return streamModelTurn({
     modelName,
     request,
@@ -110,7 +115,10 @@ function toMessageParams(messages: Message[]): MessageParam[] {
       openToolResults.push(...toBlocks(message.content));
       openToolResults = undefined;
     } else if (message.role === 'user') {
-      out.push({ role: 'user', content: typeof message.content === 'string' ? message.content : toBlocks(message.content) });
+      out.push({
+        role: 'user',
+        content: typeof message.content === 'string' ? message.content : toBlocks(message.content),
+      });
     } else {
       openToolResults = undefined;
       out.push({ role: 'assistant', content: toAssistantBlocks(message) });
@@ -140,9 +148,20 @@ function toBlocks(content: string | Content[]): ContentBlock[] {
       case 'text':
         return part.text ? [{ type: 'text' as const, text: part.text }] : [];
       case 'image':
-        return [{ type: 'image' as const, source: { type: 'base64' as const, media_type: part.mimeType as ImageMediaType, data: part.data } }];
+        return [
+          {
+            type: 'image' as const,
+            source: { type: 'base64' as const, media_type: part.mimeType as ImageMediaType, data: part.data },
+          },
+        ];
       case 'pdf':
-        return [{ type: 'document' as const, title: part.name, source: { type: 'base64' as const, media_type: 'application/pdf' as const, data: part.data } }];
+        return [
+          {
+            type: 'document' as const,
+            title: part.name,
+            source: { type: 'base64' as const, media_type: 'application/pdf' as const, data: part.data },
+          },
+        ];
       case 'audio':
         // TAKES says no audio, so modelParts made it text already.
         return [];
@@ -182,7 +201,10 @@ class TurnState {
   *apply(event: StreamEvent): Generator<ModelStreamEvent> {
     switch (event.type) {
       case 'message_start':
-        this.usage = { inputTokens: inputTokensOf(event.message.usage), outputTokens: event.message.usage.output_tokens };
+        this.usage = {
+          inputTokens: inputTokensOf(event.message.usage),
+          outputTokens: event.message.usage.output_tokens,
+        };
         return;
       case 'content_block_start':
         yield* this.startBlock(event);
@@ -194,7 +216,8 @@ class TurnState {
         this.apiStopReason = event.delta.stop_reason ?? this.apiStopReason;
         // Output tokens are cumulative; input tokens are often left out here (absent, not just null).
         this.usage = {
-          inputTokens: typeof event.usage.input_tokens === 'number' ? inputTokensOf(event.usage) : (this.usage?.inputTokens ?? 0),
+          inputTokens:
+            typeof event.usage.input_tokens === 'number' ? inputTokensOf(event.usage) : (this.usage?.inputTokens ?? 0),
           outputTokens: event.usage.output_tokens,
         };
         return;

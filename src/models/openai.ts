@@ -54,14 +54,20 @@ function createClient(options: OpenAIModelOptions): OpenAI {
   return new OpenAI({ apiKey, baseURL, maxRetries: options.maxRetries ?? 2 });
 }
 
-function streamTurn(client: OpenAI, options: OpenAIModelOptions, modelName: string, request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+function streamTurn(
+  client: OpenAI,
+  options: OpenAIModelOptions,
+  modelName: string,
+  request: ModelRequest,
+): AsyncGenerator<ModelStreamEvent> {
   return streamModelTurn({
     modelName,
     request,
     turn: new TurnState(),
-    open: () => client.chat.completions.create(requestBody(client, options, request), {
-      signal: request.signal,
-    }),
+    open: () =>
+      client.chat.completions.create(requestBody(client, options, request), {
+        signal: request.signal,
+      }),
     describeFailure: (error, responded) => describeFailure(error, responded, client),
   });
 }
@@ -172,7 +178,13 @@ function toAssistantMessage(message: AssistantMessage): ChatMessage {
   const text = message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
   const toolCalls = message.content.flatMap((part) =>
     part.type === 'toolCall'
-      ? [{ id: part.id, type: 'function' as const, function: { name: part.name, arguments: argumentsAsJson(part.arguments) } }]
+      ? [
+          {
+            id: part.id,
+            type: 'function' as const,
+            function: { name: part.name, arguments: argumentsAsJson(part.arguments) },
+          },
+        ]
       : [],
   );
   if (toolCalls.length === 0) return { role: 'assistant', content: text };

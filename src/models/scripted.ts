@@ -53,7 +53,11 @@ export interface ScriptedModel extends Model {
 const ARGUMENT_CHUNK = 8;
 
 export function scriptedModel(turns: readonly ScriptStep[], options: ScriptedModelOptions = {}): ScriptedModel {
-  if (!Array.isArray(turns)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'scriptedModel(turns): turns must be an array of turns or functions');
+  if (!Array.isArray(turns))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      'scriptedModel(turns): turns must be an array of turns or functions',
+    );
   const script = [...turns];
   const name = options.name ?? 'scripted';
   const requests: ModelRequest[] = [];
@@ -82,7 +86,10 @@ async function* playTurn(
 ): AsyncGenerator<ModelStreamEvent> {
   const stream = new TurnStream(model);
   if (step === undefined) {
-    yield stream.done('error', `scriptedModel: the script has ${scriptLength} turn(s) and all were played; model call ${turn} has no answer. Add a turn to the script.`);
+    yield stream.done(
+      'error',
+      `scriptedModel: the script has ${scriptLength} turn(s) and all were played; model call ${turn} has no answer. Add a turn to the script.`,
+    );
     return;
   }
   let scripted: ScriptedTurn;
@@ -106,17 +113,27 @@ async function* playTurn(
     return;
   }
   const stopReason: StopReason = scripted.stopReason ?? (scripted.toolCalls?.length ? 'toolUse' : 'stop');
-  yield stream.done(stopReason, stopReason === 'error' ? scripted.errorMessage ?? 'scriptedModel: scripted error' : undefined);
+  yield stream.done(
+    stopReason,
+    stopReason === 'error' ? (scripted.errorMessage ?? 'scriptedModel: scripted error') : undefined,
+  );
 }
 
 function checkTurn(value: unknown, turn: number): ScriptedTurn {
-  if (typeof value !== 'object' || value === null) throw new ToolpoolError('TOOLPOOL_ERR_MODEL', `expected { text?, toolCalls? }, got ${value === null ? 'null' : typeof value}`);
+  if (typeof value !== 'object' || value === null)
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_MODEL',
+      `expected { text?, toolCalls? }, got ${value === null ? 'null' : typeof value}`,
+    );
   const { text, toolCalls } = value as ScriptedTurn;
-  if (text !== undefined && typeof text !== 'string') throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"text" must be a string');
+  if (text !== undefined && typeof text !== 'string')
+    throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"text" must be a string');
   if (toolCalls !== undefined) {
-    if (!Array.isArray(toolCalls)) throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"toolCalls" must be an array of { name, arguments, id? }');
+    if (!Array.isArray(toolCalls))
+      throw new ToolpoolError('TOOLPOOL_ERR_MODEL', '"toolCalls" must be an array of { name, arguments, id? }');
     toolCalls.forEach((call, index) => {
-      if (typeof call?.name !== 'string') throw new ToolpoolError('TOOLPOOL_ERR_MODEL', `toolCalls[${index}] needs a string "name" (turn ${turn})`);
+      if (typeof call?.name !== 'string')
+        throw new ToolpoolError('TOOLPOOL_ERR_MODEL', `toolCalls[${index}] needs a string "name" (turn ${turn})`);
     });
   }
   return value as ScriptedTurn;

@@ -53,7 +53,8 @@ export function resolveApiKey(options: {
   const key = options.apiKey || process.env[options.envVar];
   if (key) return key;
   if (options.baseURL) return PLACEHOLDER_API_KEY;
-  throw new ToolpoolError('TOOLPOOL_ERR_MODEL', 
+  throw new ToolpoolError(
+    'TOOLPOOL_ERR_MODEL',
     `${options.envVar} is not set; pass apiKey or set the variable, or use a local server with baseURL`,
   );
 }
@@ -128,7 +129,8 @@ export function modelParts(content: Content[], provider: string, takes: ModelTak
         const mimeType = resource.mimeType ?? '';
         if (takes.images(mimeType)) return { type: 'image', data: resource.blob, mimeType };
         if (takes.audio(mimeType)) return { type: 'audio', data: resource.blob, mimeType };
-        if (takes.pdf && mimeType === 'application/pdf') return { type: 'pdf', data: resource.blob, name: resource.uri };
+        if (takes.pdf && mimeType === 'application/pdf')
+          return { type: 'pdf', data: resource.blob, name: resource.uri };
         return notSent(part, provider);
       }
       case 'resource_link':
@@ -276,7 +278,9 @@ export async function* streamModelTurn<Chunk>(options: {
     }
     yield { type: 'done', message: turn.finish(modelName, request.signal.aborted) };
   } catch (error) {
-    const message = request.signal.aborted ? turn.finish(modelName, true) : turn.fail(modelName, options.describeFailure(error, responded));
+    const message = request.signal.aborted
+      ? turn.finish(modelName, true)
+      : turn.fail(modelName, options.describeFailure(error, responded));
     yield { type: 'done', message };
   }
 }

@@ -70,7 +70,8 @@ function cloneArguments(value: unknown, depth: number): unknown {
   for (const key of Object.keys(value)) {
     const item = cloneArguments((value as Record<string, unknown>)[key], depth + 1);
     // A "__proto__" key from JSON is data; assigning it would change the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
     else copy[key] = item;
   }
   return copy;

@@ -63,7 +63,12 @@ export function coerceAtErrors(args: Record<string, unknown>, errors: readonly E
     const coerced = coerceValue(place.parent[place.key], types);
     if (coerced === NO_VALUE) continue;
     // An own property named "__proto__" is data: assigning it would change the object's prototype.
-    Object.defineProperty(place.parent, place.key, { value: coerced, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(place.parent, place.key, {
+      value: coerced,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     changed = true;
   }
   return changed;
@@ -76,7 +81,10 @@ export function valueAt(root: unknown, pointer: string): { found: true; value: u
 }
 
 function locate(root: unknown, pointer: string): { parent: Record<string, unknown>; key: string } | undefined {
-  const segments = pointer.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   let node: unknown = root;
   for (let index = 0; index < segments.length; index++) {
     if (typeof node !== 'object' || node === null || !Object.hasOwn(node, segments[index]!)) return undefined;

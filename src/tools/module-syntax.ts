@@ -47,7 +47,9 @@ export async function withSyntaxLocation(file: string, error: unknown): Promise<
   if (!(error instanceof Error)) return error;
   const location = await findSyntaxError(file);
   if (!location) return error;
-  const located = new Error(ConfigErrors.syntaxErrorAt(error.message, location.file, location.line, location.column), { cause: error });
+  const located = new Error(ConfigErrors.syntaxErrorAt(error.message, location.file, location.line, location.column), {
+    cause: error,
+  });
   const frame = `  ${location.line} | ${location.lineText}\n  ${' '.repeat(String(location.line).length)} | ${' '.repeat(location.column - 1)}^`;
   located.stack = `${located.name}: ${located.message}\n${frame}\n${(error.stack ?? '').split('\n').slice(1).join('\n')}`;
   return located;

@@ -18,9 +18,17 @@ const validateToolInfo = generated.validateToolInfo as ValidateFunction;
 
 /** Throws a TypeError naming every wrong or unknown option of `createExecutor`. */
 export function checkExecutorOptions(options: unknown): void {
-  if (!validateExecutorOptions(options)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)));
+  if (!validateExecutorOptions(options))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      ConfigErrors.badOptions(problemsOf(validateExecutorOptions.errors ?? [], (path) => `option ${path}`)),
+    );
   const { tools, mcpServers } = options as ExecutorOptions;
-  if (tools === undefined && mcpServers === undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', ConfigErrors.noTools(ConfigErrors.missingOption('option tools', generated.toolsExpected)));
+  if (tools === undefined && mcpServers === undefined)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      ConfigErrors.noTools(ConfigErrors.missingOption('option tools', generated.toolsExpected)),
+    );
 }
 
 /** Checks a tool's fields; returns the problems (empty when it is valid). */
@@ -42,7 +50,11 @@ const MAX_PROBLEMS = 10;
 function problemsOf(errors: ErrorObject[], field: (path: string) => string): string[] {
   const unions = errors.filter((error) => error.keyword === 'anyOf').map((error) => `${error.schemaPath}/`);
   const problems = [
-    ...new Set(errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix))).map((error) => problemOf(error, field))),
+    ...new Set(
+      errors
+        .filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)))
+        .map((error) => problemOf(error, field)),
+    ),
   ];
   if (problems.length <= MAX_PROBLEMS) return problems;
   return [...problems.slice(0, MAX_PROBLEMS), ConfigErrors.moreProblems(problems.length - MAX_PROBLEMS)];
@@ -51,23 +63,37 @@ function problemsOf(errors: ErrorObject[], field: (path: string) => string): str
 function problemOf(error: ErrorObject, field: (path: string) => string): string {
   const path = pathOf(error.instancePath);
   const params = error.params as Record<string, unknown>;
-  const parent = error.parentSchema as { properties?: Record<string, { expected?: string; properties?: Record<string, unknown> }>; expected?: string } | undefined;
+  const parent = error.parentSchema as
+    | { properties?: Record<string, { expected?: string; properties?: Record<string, unknown> }>; expected?: string }
+    | undefined;
   const join = (key: string) => (path === '' ? key : `${path}.${key}`);
   if (error.keyword === 'additionalProperties') {
     const key = String(params.additionalProperty).slice(0, 200);
     const known = Object.keys(parent?.properties ?? {});
-    return ConfigErrors.unknownOption(join(key), path, known, nearestName(key, known) ?? nestedOption(key, parent?.properties ?? {}));
+    return ConfigErrors.unknownOption(
+      join(key),
+      path,
+      known,
+      nearestName(key, known) ?? nestedOption(key, parent?.properties ?? {}),
+    );
   }
   if (error.keyword === 'required') {
     const key = String(params.missingProperty);
     return ConfigErrors.missingOption(field(join(key)), parent?.properties?.[key]?.expected ?? 'given');
   }
   const label = path === '' ? field('(options)') : field(path);
-  return ConfigErrors.wrongOption(label, parent?.expected ?? (error.message ?? 'valid').replace(/^must be /, ''), preview(error.data, 80));
+  return ConfigErrors.wrongOption(
+    label,
+    parent?.expected ?? (error.message ?? 'valid').replace(/^must be /, ''),
+    preview(error.data, 80),
+  );
 }
 
 /** An option given one level too high (`timeoutMs` for `limits.timeoutMs`): the known object option that has it. */
-function nestedOption(key: string, properties: Record<string, { properties?: Record<string, unknown> }>): string | undefined {
+function nestedOption(
+  key: string,
+  properties: Record<string, { properties?: Record<string, unknown> }>,
+): string | undefined {
   const owner = Object.keys(properties).find((name) => Object.hasOwn(properties[name]?.properties ?? {}, key));
   return owner === undefined ? undefined : `${owner}.${key}`;
 }
@@ -78,6 +104,9 @@ function pathOf(pointer: string): string {
     .split('/')
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment), '')
+    .reduce(
+      (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment),
+      '',
+    )
     .slice(0, 200); // an option name can be as long as a caller likes
 }

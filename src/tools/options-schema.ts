@@ -41,7 +41,11 @@ function FunctionField(expected = 'a function'): TSchema {
 /** One of a few string values, as an `enum` (TypeBox literal unions would give one error per literal). */
 function OneOf(values: readonly string[]): TSchema {
   const words = values.map((value) => JSON.stringify(value));
-  return Type.Unsafe({ type: 'string', enum: [...values], expected: `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` });
+  return Type.Unsafe({
+    type: 'string',
+    enum: [...values],
+    expected: `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`,
+  });
 }
 
 function PositiveNumber(): TSchema {
@@ -54,7 +58,11 @@ function IntegerAtLeast(minimum: number): TSchema {
 
 /** A tool's calls per worker: bounded, because a worker holds that many calls' state at once. */
 export const MAX_CONCURRENCY = 256;
-const CONCURRENCY = Type.Integer({ minimum: 1, maximum: MAX_CONCURRENCY, expected: `an integer from 1 to ${MAX_CONCURRENCY}` });
+const CONCURRENCY = Type.Integer({
+  minimum: 1,
+  maximum: MAX_CONCURRENCY,
+  expected: `an integer from 1 to ${MAX_CONCURRENCY}`,
+});
 
 function Optional(schema: TSchema): TSchema {
   return Type.Optional(schema);
@@ -80,12 +88,22 @@ const ISOLATION = OneOf(['worker', 'process', 'sandbox']);
 const ExecutionModeSchema = OneOf(['parallel', 'sequential']);
 
 const permissionsProperties = {
-  fsRead: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
-  fsWrite: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
+  fsRead: Optional(
+    Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' }),
+  ),
+  fsWrite: Optional(
+    Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' }),
+  ),
   // Folders of fsWrite that the sandbox's modules share on purpose (each has its own space otherwise).
-  fsWriteShared: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' })),
+  fsWriteShared: Optional(
+    Type.Array(Type.String({ minLength: 1, expected: 'a non-empty path' }), { expected: 'an array of paths' }),
+  ),
   // Network: on or off on the worker and process tiers, a 'host:port' list for the sandbox tier.
-  net: Optional(Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1 }))], { expected: 'true, false or an array of "host:port"' })),
+  net: Optional(
+    Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1 }))], {
+      expected: 'true, false or an array of "host:port"',
+    }),
+  ),
 } satisfies Described<Permissions> & Record<string, TSchema>;
 
 const workersProperties = {
@@ -98,7 +116,11 @@ const workersProperties = {
 const mcpPermissionsProperties = {
   fsRead: permissionsProperties.fsRead,
   fsWrite: permissionsProperties.fsWrite,
-  net: Optional(Type.Array(Type.String({ minLength: 1, expected: 'a "host:port" string' }), { expected: 'an array of "host:port"' })),
+  net: Optional(
+    Type.Array(Type.String({ minLength: 1, expected: 'a "host:port" string' }), {
+      expected: 'an array of "host:port"',
+    }),
+  ),
 } satisfies Described<McpServerPermissions>;
 
 /**
@@ -110,19 +132,29 @@ const mcpPermissionsProperties = {
 const mcpServerProperties = {
   command: Optional(Type.String({ minLength: 1, expected: 'a non-empty string (the program to start)' })),
   args: Optional(Type.Array(Type.String({ expected: 'a string' }), { expected: 'an array of strings' })),
-  env: Optional(Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of name → value' })),
+  env: Optional(
+    Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of name → value' }),
+  ),
   cwd: Optional(Type.String({ minLength: 1, expected: 'a non-empty path' })),
   isolation: Optional(OneOf(['process', 'sandbox'])),
   permissions: Optional(Options(mcpPermissionsProperties, 'an object with fsRead, fsWrite or net')),
   timeoutMs: Optional(PositiveNumber()),
-  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionOption()], { expected: 'true, false or a function (toolName, args) => boolean' })),
+  needsApproval: Optional(
+    Type.Union([Type.Boolean(), FunctionOption()], {
+      expected: 'true, false or a function (toolName, args) => boolean',
+    }),
+  ),
   url: Optional(Type.String({ minLength: 1, expected: 'a URL string' })),
-  headers: Optional(Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of header name → value' })),
+  headers: Optional(
+    Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of header name → value' }),
+  ),
 } satisfies Described<McpStdioServer> & Described<McpHttpServer>;
 
 export const executorProperties = {
   // Required unless mcpServers is given (checked in createExecutor).
-  tools: Optional(Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' })),
+  tools: Optional(
+    Type.Array(Type.Unknown(), { expected: 'an array of module paths, file URLs or defineTool() objects' }),
+  ),
   toolExecution: Optional(ExecutionModeSchema),
   coerceArguments: Optional(Type.Boolean({ expected: 'true or false' })),
   beforeToolCall: Optional(FunctionOption()),
@@ -143,20 +175,31 @@ export const executorProperties = {
   remote: Optional(
     Type.Object(
       { execute: FunctionOption(), close: FunctionOption() },
-      { additionalProperties: true, expected: 'a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)' },
+      {
+        additionalProperties: true,
+        expected: 'a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)',
+      },
     ),
   ),
   // Any object with these methods (a class instance has others): memoryLedger(), sqliteLedger(), redisLedger() or the user's own.
   ledger: Optional(
     Type.Object(
       { name: Type.String(), claim: FunctionOption(), end: FunctionOption(), release: FunctionOption() },
-      { additionalProperties: true, expected: 'a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)' },
+      {
+        additionalProperties: true,
+        expected:
+          'a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)',
+      },
     ),
   ),
   mcpServers: Optional(
-    Type.Record(Type.String(), Options(mcpServerProperties, 'an MCP server: { command, args?, env?, ... } or { url, headers?, ... }'), {
-      expected: 'an object of server name → { command, ... } or { url, ... }',
-    }),
+    Type.Record(
+      Type.String(),
+      Options(mcpServerProperties, 'an MCP server: { command, args?, env?, ... } or { url, headers?, ... }'),
+      {
+        expected: 'an object of server name → { command, ... } or { url, ... }',
+      },
+    ),
   ),
 } satisfies Described<ExecutorOptions>;
 
@@ -171,7 +214,10 @@ const annotationsProperties = {
   openWorldHint: Optional(Type.Boolean({ expected: 'a boolean' })),
 } satisfies Described<ToolAnnotations>;
 
-const AnnotationsSchema = Options(annotationsProperties, 'an object of hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)');
+const AnnotationsSchema = Options(
+  annotationsProperties,
+  'an object of hints (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)',
+);
 
 /** An object schema: MCP's outputSchema and structuredContent are objects. Its size is checked with the parameters'. */
 const OutputSchemaSchema = Type.Unsafe({
@@ -194,7 +240,9 @@ const toolProperties = {
   isolation: Optional(ISOLATION),
   // Calls of this tool that may run at once in one worker (I/O-bound tools).
   concurrency: Optional(CONCURRENCY),
-  needsApproval: Optional(Type.Union([Type.Boolean(), FunctionField()], { expected: 'true, false or a function (args) => boolean' })),
+  needsApproval: Optional(
+    Type.Union([Type.Boolean(), FunctionField()], { expected: 'true, false or a function (args) => boolean' }),
+  ),
   annotations: Optional(AnnotationsSchema),
   outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolDefinition> & Record<string, TSchema>;
@@ -220,10 +268,13 @@ const toolInfoProperties = {
   hasPrepare: Type.Boolean({ expected: 'a boolean' }),
   // A tool without execute is refused where it is described; a worker that says otherwise is not believed.
   hasExecute: Type.Literal(true, { expected: 'true' }),
-  needsApproval: Optional(Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], { expected: '"never", "always" or "function"' })),
+  needsApproval: Optional(
+    Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('function')], {
+      expected: '"never", "always" or "function"',
+    }),
+  ),
   annotations: Optional(AnnotationsSchema),
   outputSchema: Optional(OutputSchemaSchema),
 } satisfies Described<ToolInfo>;
 
 export const ToolInfoSchema = Options(toolInfoProperties, 'a tool definition');
-

@@ -22,7 +22,12 @@ export type DetailsValidator = (result: ToolResult) => string | undefined;
  * Compiles the check of a tool's `details`, once, at registration. Throws a
  * configuration error naming the tool when the schema itself is broken.
  */
-export function compileDetailsValidator(toolName: string, where: string, schema: OutputSchema, trust: { untrusted?: boolean } = {}): DetailsValidator {
+export function compileDetailsValidator(
+  toolName: string,
+  where: string,
+  schema: OutputSchema,
+  trust: { untrusted?: boolean } = {},
+): DetailsValidator {
   let validate: ValidateFunction;
   try {
     // Each dialect its own Ajv class (see forAjv), one instance per dialect and trust.
@@ -40,6 +45,11 @@ export function compileDetailsValidator(toolName: string, where: string, schema:
   return (result) => {
     if (validate(result.details)) return undefined;
     const errors = validate.errors ?? [];
-    return ToolErrors.detailsDoNotMatch(toolName, errors.slice(0, 20).map((error) => describeProblem(error, schema as JsonSchema)), result.details, errors.length);
+    return ToolErrors.detailsDoNotMatch(
+      toolName,
+      errors.slice(0, 20).map((error) => describeProblem(error, schema as JsonSchema)),
+      result.details,
+      errors.length,
+    );
   };
 }

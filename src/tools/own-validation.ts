@@ -22,7 +22,9 @@ export function executeTool(tool: Tool, args: unknown, ctx: ToolContext): ToolRe
   if (!schema) return tool.execute(args as never, ctx);
   const checked = schema.validate(args);
   if (typeof (checked as { then?: unknown }).then === 'function') {
-    return (checked as Promise<StandardSchemaV1.Result<unknown>>).then((result) => executeChecked(tool, args, result, ctx));
+    return (checked as Promise<StandardSchemaV1.Result<unknown>>).then((result) =>
+      executeChecked(tool, args, result, ctx),
+    );
   }
   return executeChecked(tool, args, checked as StandardSchemaV1.Result<unknown>, ctx);
 }
@@ -30,12 +32,17 @@ export function executeTool(tool: Tool, args: unknown, ctx: ToolContext): ToolRe
 function executeChecked(tool: Tool, args: unknown, result: StandardSchemaV1.Result<unknown>, ctx: ToolContext) {
   if (result.issues) {
     const problems = result.issues.slice(0, MAX_ISSUES).map(describeIssue);
-    throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', ToolErrors.validationFailed(tool.name, problems, args, result.issues.length));
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_TOOL_FAILED',
+      ToolErrors.validationFailed(tool.name, problems, args, result.issues.length),
+    );
   }
   return tool.execute(result.value as never, ctx);
 }
 
 function describeIssue(issue: StandardSchemaV1.Issue): string {
-  const segments = (issue.path ?? []).map((segment) => (typeof segment === 'object' && segment !== null ? segment.key : segment));
+  const segments = (issue.path ?? []).map((segment) =>
+    typeof segment === 'object' && segment !== null ? segment.key : segment,
+  );
   return `${fieldPath(segments)}: ${String(issue.message)}`;
 }

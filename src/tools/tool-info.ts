@@ -1,6 +1,14 @@
 import { ConfigErrors } from '../core/errors.ts';
 import { toolDefinitionProblems, toolInfoProblems } from './options-check.ts';
-import type { ApprovalPolicy, ExecutionMode, Isolation, OutputSchema, ToolAnnotations, ToolDefinition, ToolLimits } from '../core/tool.ts';
+import type {
+  ApprovalPolicy,
+  ExecutionMode,
+  Isolation,
+  OutputSchema,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolLimits,
+} from '../core/tool.ts';
 import type { JsonSchema } from '../core/tool-parameters.ts';
 import { definitionView, FUNCTION_FIELD, type DefinitionView } from '../core/tool-view.ts';
 import { ToolpoolError } from '../core/error-codes.ts';
@@ -53,12 +61,22 @@ export function describeTool(value: unknown, where: string): ToolInfo {
  */
 export function describeView(view: DefinitionView, where: string): ToolInfo {
   if (typeof view !== 'object' || view === null || typeof view.definition !== 'object' || view.definition === null) {
-    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, 'its definition is not an object'));
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_INVALID_TOOL',
+      ConfigErrors.invalidToolField(where, 'its definition is not an object'),
+    );
   }
-  const problems = [...toolDefinitionProblems(view.definition), ...(typeof view.problem === 'string' ? [view.problem] : [])];
-  if (problems.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
+  const problems = [
+    ...toolDefinitionProblems(view.definition),
+    ...(typeof view.problem === 'string' ? [view.problem] : []),
+  ];
+  if (problems.length > 0)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
   // Checked against the options schema above; the function fields are FUNCTION_FIELD markers here.
-  const tool = view.definition as Omit<ToolDefinition, 'prepareArguments' | 'execute'> & { prepareArguments?: unknown; execute?: unknown };
+  const tool = view.definition as Omit<ToolDefinition, 'prepareArguments' | 'execute'> & {
+    prepareArguments?: unknown;
+    execute?: unknown;
+  };
   return {
     name: tool.name,
     description: tool.description,
@@ -93,19 +111,24 @@ const MAX_SCHEMA_DEPTH = 64;
  */
 export function checkToolInfo(value: unknown, where: string): ToolInfo {
   const problems = toolInfoProblems(value);
-  if (problems.length > 0) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
+  if (problems.length > 0)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidToolField(where, problems.join('; ')));
   const info = value as ToolInfo;
   const schemaProblem = schemaSizeProblem(info.parameters);
-  if (schemaProblem) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, schemaProblem));
+  if (schemaProblem)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidSchema(where, schemaProblem));
   const outputProblem = info.outputSchema !== undefined ? schemaSizeProblem(info.outputSchema) : undefined;
-  if (outputProblem) throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidOutputSchema(where, outputProblem));
+  if (outputProblem)
+    throw new ToolpoolError('TOOLPOOL_ERR_INVALID_TOOL', ConfigErrors.invalidOutputSchema(where, outputProblem));
   return info;
 }
 
 function schemaSizeProblem(schema: unknown): string | undefined {
   if (depthOver(schema, MAX_SCHEMA_DEPTH)) return `it nests deeper than ${MAX_SCHEMA_DEPTH} levels`;
   const bytes = JSON.stringify(schema).length;
-  return bytes > MAX_SCHEMA_BYTES ? `it is ${bytes} bytes as JSON, over the ${MAX_SCHEMA_BYTES} bytes a tool schema may have` : undefined;
+  return bytes > MAX_SCHEMA_BYTES
+    ? `it is ${bytes} bytes as JSON, over the ${MAX_SCHEMA_BYTES} bytes a tool schema may have`
+    : undefined;
 }
 
 /** Iterative, so a hostile depth cannot overflow the host's stack. */
@@ -129,4 +152,3 @@ export function definedLimits(limits: ToolLimits | undefined): ToolLimits {
 function definedFields<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }
-

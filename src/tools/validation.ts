@@ -71,13 +71,30 @@ export function forAjv(schema: JsonSchema): { schema: JsonSchema; dialect: Schem
 }
 
 /** An Ajv instance as toolpool sets them up, of the class for `dialect`; `coerce` for arguments, not for checking what a tool returned. */
-export function schemaAjv({ coerce, regExp, dialect = 'draft-07' }: { coerce: boolean; regExp?: RegExpEngine; dialect?: SchemaDialect }): Ajv {
+export function schemaAjv({
+  coerce,
+  regExp,
+  dialect = 'draft-07',
+}: {
+  coerce: boolean;
+  regExp?: RegExpEngine;
+  dialect?: SchemaDialect;
+}): Ajv {
   const logger = { log: console.log, warn: warnOnce, error: console.error };
-  const options = { useDefaults: coerce, allErrors: true, strict: false, logger, ...(regExp ? { code: { regExp } } : {}) };
+  const options = {
+    useDefaults: coerce,
+    allErrors: true,
+    strict: false,
+    logger,
+    ...(regExp ? { code: { regExp } } : {}),
+  };
   if (dialect === 'draft-07') return new Ajv(options);
   // Loaded on first use (synchronously: compiling is), as ajv-formats is: most executors never meet another dialect,
   // and every worker that imports this file would pay for both classes at start.
-  const AjvClass = dialect === '2020-12' ? (require('ajv/dist/2020') as { Ajv2020: typeof Ajv }).Ajv2020 : (require('ajv/dist/2019') as { Ajv2019: typeof Ajv }).Ajv2019;
+  const AjvClass =
+    dialect === '2020-12'
+      ? (require('ajv/dist/2020') as { Ajv2020: typeof Ajv }).Ajv2020
+      : (require('ajv/dist/2019') as { Ajv2019: typeof Ajv }).Ajv2019;
   return new AjvClass(options);
 }
 
@@ -113,9 +130,7 @@ function warnOnce(...parts: unknown[]): void {
   console.warn(ConfigErrors.schemaWarning(text));
 }
 
-export type ValidationOutcome =
-  | { ok: true; args: Record<string, unknown> }
-  | { ok: false; message: string };
+export type ValidationOutcome = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
 
 /**
  * Validates `args`, and coerces them in place where they fail as sent
@@ -139,7 +154,12 @@ const COERCION_ROUNDS = 3;
  * Compiles the validator for one tool, once, at registration. Throws a
  * configuration error naming the tool when the schema itself is broken.
  */
-export function compileArgumentValidator(toolName: string, where: string, schema: JsonSchema, trust: SchemaTrust = {}): ArgumentValidator {
+export function compileArgumentValidator(
+  toolName: string,
+  where: string,
+  schema: JsonSchema,
+  trust: SchemaTrust = {},
+): ArgumentValidator {
   let validate: ValidateFunction;
   try {
     const given = forAjv(schema);
@@ -163,7 +183,9 @@ export function compileArgumentValidator(toolName: string, where: string, schema
 
 /** A union's failure is one problem ("must be one of ..."), not one per branch that did not match. */
 function foldUnions(errors: ErrorObject[]): ErrorObject[] {
-  const unions = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf').map((error) => `${error.schemaPath}/`);
+  const unions = errors
+    .filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf')
+    .map((error) => `${error.schemaPath}/`);
   if (unions.length === 0) return errors;
   return errors.filter((error) => !unions.some((prefix) => error.schemaPath.startsWith(prefix)));
 }
@@ -187,7 +209,8 @@ export function describeProblem(error: ErrorObject, schema: JsonSchema, args?: u
   switch (error.keyword) {
     case 'type':
       // Arguments: the type in words and what the model sent there; a tool's returned details keep Ajv's words.
-      if (args !== undefined) return `${field}: must be ${typeWords(params.type)}${sentValue(args, error.instancePath)}`;
+      if (args !== undefined)
+        return `${field}: must be ${typeWords(params.type)}${sentValue(args, error.instancePath)}`;
       return `${field}: ${error.message ?? 'is invalid'}`;
     case 'required':
       return `${field}: is required but missing`;
@@ -208,7 +231,9 @@ export function describeProblem(error: ErrorObject, schema: JsonSchema, args?: u
 /** `"number"`, `["string", "null"]` → `a number`, `a string or null`. */
 function typeWords(type: unknown): string {
   const types = (Array.isArray(type) ? type : [type]).map(String);
-  const words = types.map((name) => (name === 'null' ? 'null' : name === 'array' || name === 'integer' || name === 'object' ? `an ${name}` : `a ${name}`));
+  const words = types.map((name) =>
+    name === 'null' ? 'null' : name === 'array' || name === 'integer' || name === 'object' ? `an ${name}` : `a ${name}`,
+  );
   return words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
@@ -224,10 +249,16 @@ function sentValue(args: unknown, pointer: string): string {
 /** What a union accepts: its values when every branch is a constant or an enum, else the kinds of its branches. */
 function unionExpectation(branches: unknown): string {
   if (!Array.isArray(branches)) return 'must match one of the allowed schemas';
-  const parts = branches.map((branch: unknown) => (typeof branch === 'object' && branch !== null ? (branch as Record<string, unknown>) : {}));
-  const values = parts.flatMap((branch) => ('const' in branch ? [branch.const] : Array.isArray(branch.enum) ? branch.enum : [undefined]));
+  const parts = branches.map((branch: unknown) =>
+    typeof branch === 'object' && branch !== null ? (branch as Record<string, unknown>) : {},
+  );
+  const values = parts.flatMap((branch) =>
+    'const' in branch ? [branch.const] : Array.isArray(branch.enum) ? branch.enum : [undefined],
+  );
   if (!values.includes(undefined)) return `must be one of ${listValues(values)}`;
-  const kinds = parts.map((branch) => ('const' in branch ? preview(branch.const, 50) : typeof branch.type === 'string' ? branch.type : 'a schema'));
+  const kinds = parts.map((branch) =>
+    'const' in branch ? preview(branch.const, 50) : typeof branch.type === 'string' ? branch.type : 'a schema',
+  );
   return `must be one of: ${[...new Set(kinds)].join(', ')}`;
 }
 

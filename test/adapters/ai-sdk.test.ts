@@ -26,7 +26,12 @@ const usage = {
 /** One model turn that calls tools. */
 function toolCalls(...calls: ScriptedCall[]): GenerateResult {
   return {
-    content: calls.map(({ id, name, input }) => ({ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify(input) })),
+    content: calls.map(({ id, name, input }) => ({
+      type: 'tool-call',
+      toolCallId: id,
+      toolName: name,
+      input: JSON.stringify(input),
+    })),
     finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
     usage,
     warnings: [],
@@ -41,16 +46,28 @@ function answer(text: string): GenerateResult {
 /** The tool results the model was sent in its second turn, as the SDK put them in the prompt. */
 function toolResultsSentToModel(model: MockLanguageModelV4) {
   const prompt = model.doGenerateCalls[1]!.prompt;
-  return prompt.flatMap((message) => (message.role === 'tool' ? message.content : [])).filter((part) => part.type === 'tool-result');
+  return prompt
+    .flatMap((message) => (message.role === 'tool' ? message.content : []))
+    .filter((part) => part.type === 'tool-result');
 }
 
 const served = (name: string) => fixture(`served/${name}`);
-const textOf = (output: AiSdkToolOutput) => output.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+const textOf = (output: AiSdkToolOutput) =>
+  output.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 
 describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mock model', () => {
   const open = useExecutors();
   const executorWith = (limits = {}) =>
-    open({ tools: [exampleTool('calculator.ts'), exampleTool('hash.ts'), exampleTool('flaky.ts'), served('meet.ts'), served('picture.ts')], limits });
+    open({
+      tools: [
+        exampleTool('calculator.ts'),
+        exampleTool('hash.ts'),
+        exampleTool('flaky.ts'),
+        served('meet.ts'),
+        served('picture.ts'),
+      ],
+      limits,
+    });
 
   test('each tool goes to the model with its description and JSON schema', async () => {
     const executor = await executorWith();
@@ -67,9 +84,17 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
   test('a result feeds the next step; the model reads the content, details stay in the output; "1" is coerced to 1', async () => {
     const executor = await executorWith();
     const model = new MockLanguageModelV4({
-      doGenerate: [toolCalls({ id: 'c1', name: 'calculator', input: { expression: '10 / 4', precision: '1' } }), answer('It is 2.5.')],
+      doGenerate: [
+        toolCalls({ id: 'c1', name: 'calculator', input: { expression: '10 / 4', precision: '1' } }),
+        answer('It is 2.5.'),
+      ],
     });
-    const result = await generateText({ model, tools: aiSdkTools(executor), prompt: 'What is 10 / 4?', stopWhen: isStepCount(3) });
+    const result = await generateText({
+      model,
+      tools: aiSdkTools(executor),
+      prompt: 'What is 10 / 4?',
+      stopWhen: isStepCount(3),
+    });
     expect(result.text).toBe('It is 2.5.');
     expect(result.steps).toHaveLength(2);
     expect(result.steps[0]!.toolResults[0]).toMatchObject({
@@ -83,7 +108,9 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
 
   test('an image part reaches the model as a file part', async () => {
     const executor = await executorWith();
-    const model = new MockLanguageModelV4({ doGenerate: [toolCalls({ id: 'p', name: 'picture', input: {} }), answer('red')] });
+    const model = new MockLanguageModelV4({
+      doGenerate: [toolCalls({ id: 'p', name: 'picture', input: {} }), answer('red')],
+    });
     await generateText({ model, tools: aiSdkTools(executor), prompt: 'show me', stopWhen: isStepCount(2) });
     expect(toolResultsSentToModel(model)[0]).toMatchObject({
       output: {
@@ -114,9 +141,16 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
     for (const part of errors) expect(part.error).toBeInstanceOf(ToolpoolToolError);
     const sent = toolResultsSentToModel(model).map((part) => part.output);
     expect(sent).toEqual([
-      { type: 'error-text', value: 'Tool timed out after 300 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.' },
+      {
+        type: 'error-text',
+        value:
+          'Tool timed out after 300 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.',
+      },
       { type: 'error-text', value: 'the flaky service answered 503 Service Unavailable' },
-      { type: 'error-text', value: expect.stringMatching(/^Validation failed for tool "calculator":[\s\S]*expression/) },
+      {
+        type: 'error-text',
+        value: expect.stringMatching(/^Validation failed for tool "calculator":[\s\S]*expression/),
+      },
     ]);
   });
 
@@ -126,11 +160,19 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
     try {
       const model = new MockLanguageModelV4({
         doGenerate: [
-          toolCalls({ id: 'a', name: 'meet', input: { dir, who: 'a', count: 2 } }, { id: 'b', name: 'meet', input: { dir, who: 'b', count: 2 } }),
+          toolCalls(
+            { id: 'a', name: 'meet', input: { dir, who: 'a', count: 2 } },
+            { id: 'b', name: 'meet', input: { dir, who: 'b', count: 2 } },
+          ),
           answer('met'),
         ],
       });
-      const result = await generateText({ model, tools: aiSdkTools(executor), prompt: 'meet', stopWhen: isStepCount(2) });
+      const result = await generateText({
+        model,
+        tools: aiSdkTools(executor),
+        prompt: 'meet',
+        stopWhen: isStepCount(2),
+      });
       expect(result.steps[0]!.toolResults.map((part) => (part.output as AiSdkToolOutput).content)).toEqual([
         [{ type: 'text', text: 'a met a,b' }],
         [{ type: 'text', text: 'b met a,b' }],
@@ -154,10 +196,20 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
       const model = new MockLanguageModelV4({
         doGenerate: [toolCalls({ id: 'w', name: 'meet', input: { dir, who: 'alone', count: 2 } }), answer('never')],
       });
-      const run = generateText({ model, tools: aiSdkTools(executor), prompt: 'wait', stopWhen: isStepCount(2), abortSignal: controller.signal });
+      const run = generateText({
+        model,
+        tools: aiSdkTools(executor),
+        prompt: 'wait',
+        stopWhen: isStepCount(2),
+        abortSignal: controller.signal,
+      });
       await expect(run).rejects.toThrow(/abort/i);
       await expect.poll(() => ends.length).toBe(1);
-      expect(ends[0]).toMatchObject({ toolCallId: 'w', isError: true, result: { content: [{ type: 'text', text: 'Tool call aborted: the tool stopped when its signal fired.' }] } });
+      expect(ends[0]).toMatchObject({
+        toolCallId: 'w',
+        isError: true,
+        result: { content: [{ type: 'text', text: 'Tool call aborted: the tool stopped when its signal fired.' }] },
+      });
       expect(model.doGenerateCalls).toHaveLength(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -177,7 +229,12 @@ describe.skipIf(unsupportedNode)('aiSdkTools with streamText', () => {
           turn++ === 0
             ? [
                 { type: 'stream-start', warnings: [] },
-                { type: 'tool-call', toolCallId: 'h', toolName: 'hash', input: JSON.stringify({ text: 'x', rounds: 40_000, progressSteps: 4 }) },
+                {
+                  type: 'tool-call',
+                  toolCallId: 'h',
+                  toolName: 'hash',
+                  input: JSON.stringify({ text: 'x', rounds: 40_000, progressSteps: 4 }),
+                },
                 { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage },
               ]
             : [
@@ -193,7 +250,8 @@ describe.skipIf(unsupportedNode)('aiSdkTools with streamText', () => {
     const result = streamText({ model, tools: aiSdkTools(executor), prompt: 'hash', stopWhen: isStepCount(2) });
     const results: Array<{ preliminary: boolean; text: string }> = [];
     for await (const part of result.fullStream) {
-      if (part.type === 'tool-result') results.push({ preliminary: part.preliminary === true, text: textOf(part.output as AiSdkToolOutput) });
+      if (part.type === 'tool-result')
+        results.push({ preliminary: part.preliminary === true, text: textOf(part.output as AiSdkToolOutput) });
     }
     const final = results.at(-1)!;
     expect(final).toEqual({ preliminary: false, text: expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -205,7 +263,7 @@ describe.skipIf(unsupportedNode)('aiSdkTools with streamText', () => {
   });
 });
 
-describe.skipIf(unsupportedNode)('aiSdkTools: needsApproval is the AI SDK\'s own tool approval', () => {
+describe.skipIf(unsupportedNode)("aiSdkTools: needsApproval is the AI SDK's own tool approval", () => {
   const open = useExecutors();
   const ran: string[] = [];
   const deploy = defineTool({
@@ -222,7 +280,9 @@ describe.skipIf(unsupportedNode)('aiSdkTools: needsApproval is the AI SDK\'s own
 
   /** The first generateText: the model asks for a call; the SDK returns its approval request and runs nothing. */
   async function askFor(executor: Awaited<ReturnType<typeof executorWith>>, name: string, input: object) {
-    const model = new MockLanguageModelV4({ doGenerate: [toolCalls({ id: 'c1', name, input }), answer('after the tool')] });
+    const model = new MockLanguageModelV4({
+      doGenerate: [toolCalls({ id: 'c1', name, input }), answer('after the tool')],
+    });
     const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
     const tools = aiSdkTools(executor);
     const first = await generateText({ model, tools, messages, stopWhen: isStepCount(3) });
@@ -234,19 +294,26 @@ describe.skipIf(unsupportedNode)('aiSdkTools: needsApproval is the AI SDK\'s own
     const executor = await executorWith();
     const { model, tools, messages, first } = await askFor(executor, 'deploy', { service: 'api', replicas: '2' });
     const requests = first.content.filter((part) => part.type === 'tool-approval-request');
-    expect(requests).toEqual([expect.objectContaining({ toolCall: expect.objectContaining({ toolCallId: 'c1', toolName: 'deploy' }) })]);
+    expect(requests).toEqual([
+      expect.objectContaining({ toolCall: expect.objectContaining({ toolCallId: 'c1', toolName: 'deploy' }) }),
+    ]);
     expect(ran).toEqual([]);
     expect(model.doGenerateCalls).toHaveLength(1);
     const approvalId = requests[0]!.approvalId;
     const second = await generateText({
       model,
       tools,
-      messages: [...messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: true }] }],
+      messages: [
+        ...messages,
+        { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: true }] },
+      ],
       stopWhen: isStepCount(3),
     });
     expect(ran).toEqual(['api x2']);
     expect(second.text).toBe('after the tool');
-    expect(toolResultsSentToModel(model)).toEqual([expect.objectContaining({ toolCallId: 'c1', output: { type: 'text', value: 'deployed api' } })]);
+    expect(toolResultsSentToModel(model)).toEqual([
+      expect.objectContaining({ toolCallId: 'c1', output: { type: 'text', value: 'deployed api' } }),
+    ]);
   });
 
   test('a denying response runs nothing; the model reads the denial', async () => {
@@ -257,32 +324,52 @@ describe.skipIf(unsupportedNode)('aiSdkTools: needsApproval is the AI SDK\'s own
     await generateText({
       model,
       tools,
-      messages: [...messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: false, reason: 'not on a Friday' }] }],
+      messages: [
+        ...messages,
+        {
+          role: 'tool',
+          content: [{ type: 'tool-approval-response', approvalId, approved: false, reason: 'not on a Friday' }],
+        },
+      ],
       stopWhen: isStepCount(3),
     });
     expect(ran).toEqual([]);
-    expect(toolResultsSentToModel(model)).toEqual([expect.objectContaining({ toolCallId: 'c1', output: { type: 'execution-denied', reason: 'not on a Friday' } })]);
+    expect(toolResultsSentToModel(model)).toEqual([
+      expect.objectContaining({ toolCallId: 'c1', output: { type: 'execution-denied', reason: 'not on a Friday' } }),
+    ]);
   });
 
   test("a needsApproval function decides per call, in the tool's worker: a small payment runs at once, a large one asks", async () => {
     const executor = await executorWith();
     const small = await askFor(executor, 'pay', { amount: 5, to: 'ann' });
     expect(small.first.content.some((part) => part.type === 'tool-approval-request')).toBe(false);
-    expect(small.first.steps[0]!.toolResults[0]).toMatchObject({ output: { content: [{ type: 'text', text: 'paid 5 to ann' }] } });
+    expect(small.first.steps[0]!.toolResults[0]).toMatchObject({
+      output: { content: [{ type: 'text', text: 'paid 5 to ann' }] },
+    });
     const large = await askFor(executor, 'pay', { amount: 500, to: 'bob' });
     expect(large.first.content.filter((part) => part.type === 'tool-approval-request')).toHaveLength(1);
     expect(large.first.steps[0]!.toolResults).toEqual([]);
   });
 
-  test("a toolApproval setting that skips the person does not approve for toolpool: the call is refused, saying why", async () => {
+  test('a toolApproval setting that skips the person does not approve for toolpool: the call is refused, saying why', async () => {
     ran.length = 0;
     const executor = await executorWith();
-    const model = new MockLanguageModelV4({ doGenerate: [toolCalls({ id: 'c1', name: 'deploy', input: { service: 'api', replicas: 1 } }), answer('ok')] });
-    await generateText({ model, tools: aiSdkTools(executor), toolApproval: { deploy: 'not-applicable' }, prompt: 'go', stopWhen: isStepCount(2) });
+    const model = new MockLanguageModelV4({
+      doGenerate: [toolCalls({ id: 'c1', name: 'deploy', input: { service: 'api', replicas: 1 } }), answer('ok')],
+    });
+    await generateText({
+      model,
+      tools: aiSdkTools(executor),
+      toolApproval: { deploy: 'not-applicable' },
+      prompt: 'go',
+      stopWhen: isStepCount(2),
+    });
     expect(ran).toEqual([]);
     expect(toolResultsSentToModel(model)[0]!.output).toEqual({
       type: 'error-text',
-      value: expect.stringMatching(/^Not run: "deploy" needs a person's approval, and the AI SDK ran it without asking: a toolApproval setting/),
+      value: expect.stringMatching(
+        /^Not run: "deploy" needs a person's approval, and the AI SDK ran it without asking: a toolApproval setting/,
+      ),
     });
   });
 });

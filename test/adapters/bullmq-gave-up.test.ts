@@ -27,7 +27,10 @@ test('a call the host answered as lost never starts when an append-only Redis co
   try {
     expect(textOf((await executor.executeBatch([call('warm', 'echo', { text: 'x' })])).results[0]!)).toBe('x');
     // One call holds the machine's only slot; the second waits in the queue, in the append-only file.
-    const batch = executor.executeBatch([call('holder', 'wait', { ms: 3_000 }), call('queued', 'wait', { ms: 0, log })]);
+    const batch = executor.executeBatch([
+      call('holder', 'wait', { ms: 3_000 }),
+      call('queued', 'wait', { ms: 0, log }),
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 500));
     await redis.stop();
     const { results } = await batch;

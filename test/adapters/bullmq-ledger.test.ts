@@ -81,7 +81,11 @@ describe('redisLedger', () => {
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-lost-'));
     const machine = await startMachine(redis.url, 'ledger-lost');
     const ledger = redisLedger({ connection: redis.url });
-    const executor = await createExecutor({ tools: [remoteTool('wait.ts')], remote: remoteRunner({ connection: redis.url, queue: 'ledger-lost', lostAfterMs: 1_000 }), ledger });
+    const executor = await createExecutor({
+      tools: [remoteTool('wait.ts')],
+      remote: remoteRunner({ connection: redis.url, queue: 'ledger-lost', lostAfterMs: 1_000 }),
+      ledger,
+    });
     try {
       const log = join(folder, 'wait.log');
       const runId = `r-${++prefix}`;
@@ -91,7 +95,9 @@ describe('redisLedger', () => {
       machine.kill('SIGKILL');
       expect(textOf((await first).results[0]!)).toMatch(/the worker machine running it stopped answering/);
       const retry = await executor.executeBatch(calls, { runId });
-      expect(textOf(retry.results[0]!)).toMatch(/^Not run again: this call of "wait" \(run "r-\d+", call "w"\) started at .* it may already have run/);
+      expect(textOf(retry.results[0]!)).toMatch(
+        /^Not run again: this call of "wait" \(run "r-\d+", call "w"\) started at .* it may already have run/,
+      );
       expect(readFileSync(log, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
     } finally {
       await executor.close();

@@ -15,7 +15,10 @@ let redis: TestRedis;
 const open: Array<{ close(): Promise<void> }> = [];
 
 async function host(url: string, queue = 'down'): Promise<Executor> {
-  const executor = await createExecutor({ tools, remote: remoteRunner({ connection: url, queue, lostAfterMs: LOST_AFTER_MS }) });
+  const executor = await createExecutor({
+    tools,
+    remote: remoteRunner({ connection: url, queue, lostAfterMs: LOST_AFTER_MS }),
+  });
   open.push(executor);
   return executor;
 }
@@ -40,7 +43,9 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     const executor = await host('redis://127.0.0.1:1', 'nowhere');
     const { value, ms } = await timed(() => executor.executeBatch([call('a', 'echo', { text: 'x' })]));
     expect(ms).toBeLessThan(LOST_AFTER_MS + 3_000);
-    expect(textOf(value.results[0]!)).toMatch(/^Not run: Redis at redis:\/\/127\.0\.0\.1:1 \(BullMQ queue "nowhere"\) is unreachable \(.*ECONNREFUSED.*\), so the call could not be sent/);
+    expect(textOf(value.results[0]!)).toMatch(
+      /^Not run: Redis at redis:\/\/127\.0\.0\.1:1 \(BullMQ queue "nowhere"\) is unreachable \(.*ECONNREFUSED.*\), so the call could not be sent/,
+    );
     open.splice(0);
     expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
   });
@@ -54,20 +59,27 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     await redis.stop();
     const { value, ms } = await running;
     expect(ms).toBeLessThan(500 + LOST_AFTER_MS + 3_000);
-    expect(textOf(value.results[0]!)).toMatch(new RegExp(`^Tool call failed: Redis at ${redis.url.replaceAll('/', '\\/')} \\(BullMQ queue "down"\\) became unreachable while the call was out`));
+    expect(textOf(value.results[0]!)).toMatch(
+      new RegExp(
+        `^Tool call failed: Redis at ${redis.url.replaceAll('/', '\\/')} \\(BullMQ queue "down"\\) became unreachable while the call was out`,
+      ),
+    );
     const next = await timed(() => executor.executeBatch([call('n', 'echo', { text: 'x' })]));
     expect(next.ms).toBeLessThan(LOST_AFTER_MS + 3_000);
     expect(textOf(next.value.results[0]!)).toMatch(/^Not run: Redis at .* \(BullMQ queue "down"\) is unreachable/);
     // Redis back (empty: it keeps nothing): host and machine reconnect by themselves, and calls run again.
     await redis.start();
     let again = '';
-    for (let attempt = 0; attempt < 10 && again !== 'x'; attempt++) again = textOf((await executor.executeBatch([call(`r${attempt}`, 'echo', { text: 'x' })])).results[0]!);
+    for (let attempt = 0; attempt < 10 && again !== 'x'; attempt++)
+      again = textOf((await executor.executeBatch([call(`r${attempt}`, 'echo', { text: 'x' })])).results[0]!);
     expect(again).toBe('x');
     await redis.stop();
     open.splice(0);
     expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
     // The worker machine, Redis still away, stops on SIGTERM and exits 0.
-    expect(machine.stderrText).toMatch(/toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(.*\); reconnecting, calls wait until it is back/);
+    expect(machine.stderrText).toMatch(
+      /toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(.*\); reconnecting, calls wait until it is back/,
+    );
     expect(machine.stderrText).toMatch(/toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is back/);
     const stopping = timed(async () => (machine.kill('SIGTERM'), exited(machine)));
     const { value: end, ms: stopMs } = await stopping;
@@ -87,7 +99,9 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     const executor = await host(redis.url, 'unserved');
     const { value, ms } = await timed(() => executor.executeBatch([call('u', 'echo', { text: 'x' })]));
     expect(ms).toBeLessThan(3 * LOST_AFTER_MS + 3_000);
-    expect(textOf(value.results[0]!)).toMatch(/^Not run: no worker machine served BullMQ queue "unserved" for \d+ ms, so the call was taken off the queue/);
+    expect(textOf(value.results[0]!)).toMatch(
+      /^Not run: no worker machine served BullMQ queue "unserved" for \d+ ms, so the call was taken off the queue/,
+    );
   });
 });
 
@@ -98,14 +112,22 @@ describe('toolpool/bullmq: options', () => {
     [{ connection: 'redis://h:1/x', queue: 'q' }, /not a database number/],
     [{ connection: { host: 'h', port: 0 }, queue: 'q' }, /connection needs a port from 1 to 65535/],
     [{ connection: { host: 'h', port: 1, pass: 'x' }, queue: 'q' }, /connection has an unknown key "pass"/],
-    [{ connection: 'redis://h', queue: 'a:b' }, /remoteRunner\(\{ queue \}\) must be a name of 1-200 characters without ":"/],
-    [{ connection: 'redis://h', queue: 'q', lostAfterMs: 5 }, /lostAfterMs \}\) must be a number of milliseconds >= 100/],
+    [
+      { connection: 'redis://h', queue: 'a:b' },
+      /remoteRunner\(\{ queue \}\) must be a name of 1-200 characters without ":"/,
+    ],
+    [
+      { connection: 'redis://h', queue: 'q', lostAfterMs: 5 },
+      /lostAfterMs \}\) must be a number of milliseconds >= 100/,
+    ],
   ])('remoteRunner(%j) is refused', (options, message) => {
     expect(() => remoteRunner(options as never)).toThrow(message);
   });
 
   test('createExecutor refuses a remote that is not a runner, naming the option', async () => {
-    await expect(createExecutor({ tools, remote: { execute: 1, close: () => undefined } as never })).rejects.toThrow(/option remote\.execute must be a function/);
+    await expect(createExecutor({ tools, remote: { execute: 1, close: () => undefined } as never })).rejects.toThrow(
+      /option remote\.execute must be a function/,
+    );
   });
 });
 
@@ -114,7 +136,10 @@ describe('toolpool worker: the command line', () => {
     [['--queue', 'q', '--tools', 'tools'], /missing --redis <url> \(or TOOLPOOL_REDIS_URL\)/],
     [['--redis', 'redis://127.0.0.1:1', '--tools', 'tools'], /missing --queue <name>/],
     [['--redis', 'http://x', '--queue', 'q', '--tools', 'tools'], /connection has the scheme http:/],
-    [['--redis', 'redis://127.0.0.1:1', '--queue', 'q', '--tools', 'tools', '--concurrency', '0'], /--concurrency must be an integer >= 1/],
+    [
+      ['--redis', 'redis://127.0.0.1:1', '--queue', 'q', '--tools', 'tools', '--concurrency', '0'],
+      /--concurrency must be an integer >= 1/,
+    ],
   ])('%j is a usage error (exit 2, one line)', async (args, message) => {
     const child = startToolpool('worker', args);
     const { code } = await exited(child);
@@ -128,6 +153,8 @@ describe('toolpool worker: the command line', () => {
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     expect((await exited(child)).code).toBe(0);
-    expect(stdout).toMatch(/Usage: toolpool worker --redis <url> --queue <name> --tools[\s\S]*--concurrency[\s\S]*--isolation/);
+    expect(stdout).toMatch(
+      /Usage: toolpool worker --redis <url> --queue <name> --tools[\s\S]*--concurrency[\s\S]*--isolation/,
+    );
   });
 });

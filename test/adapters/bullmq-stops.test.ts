@@ -5,7 +5,14 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { remoteRunner } from '../../src/adapters/bullmq/index.ts';
-import { createExecutor, type Executor, type ExecutorOptions, type ToolCall, type ToolEvent, type ToolLimits } from '../../src/index.ts';
+import {
+  createExecutor,
+  type Executor,
+  type ExecutorOptions,
+  type ToolCall,
+  type ToolEvent,
+  type ToolLimits,
+} from '../../src/index.ts';
 import { call, textOf } from '../support/executors.ts';
 import { childrenOf, cpuDuring, exited, isAlive } from '../support/mcp-serve.ts';
 import { remoteTool, startMachine } from '../support/queue-machines.ts';
@@ -24,7 +31,11 @@ let machines: Array<{ pid: number; kill: (signal: NodeJS.Signals) => boolean }>;
 let executor: Executor;
 const hosts: Executor[] = [];
 
-async function host(queue: string, options: Partial<ExecutorOptions> = {}, tools = ['spin.ts', 'wait.ts', 'echo.ts']): Promise<Executor> {
+async function host(
+  queue: string,
+  options: Partial<ExecutorOptions> = {},
+  tools = ['spin.ts', 'wait.ts', 'echo.ts'],
+): Promise<Executor> {
   const remote = remoteRunner({ connection: redis.url, queue, lostAfterMs: LOST_AFTER_MS });
   const executor = await createExecutor({ tools: tools.map(remoteTool), ...options, remote });
   hosts.push(executor);
@@ -32,14 +43,24 @@ async function host(queue: string, options: Partial<ExecutorOptions> = {}, tools
 }
 
 /** Runs one call; resolves with its result and the pid its first update named (the machine, in the worker tier). */
-async function runUntilSettled(executor: Executor, toolCall: ToolCall, onStarted?: (pid: number) => void, signal?: AbortSignal, limits?: ToolLimits) {
+async function runUntilSettled(
+  executor: Executor,
+  toolCall: ToolCall,
+  onStarted?: (pid: number) => void,
+  signal?: AbortSignal,
+  limits?: ToolLimits,
+) {
   let pid: number | undefined;
   const onEvent = (event: ToolEvent) => {
     if (event.type !== 'tool_update' || pid !== undefined) return;
     pid = (event.partial.details as { pid: number }).pid;
     onStarted?.(pid);
   };
-  const batch = await executor.executeBatch([toolCall], { onEvent, ...(signal ? { signal } : {}), ...(limits ? { limits } : {}) });
+  const batch = await executor.executeBatch([toolCall], {
+    onEvent,
+    ...(signal ? { signal } : {}),
+    ...(limits ? { limits } : {}),
+  });
   return { result: batch.results[0]!, pid };
 }
 
@@ -77,8 +98,12 @@ afterAll(async () => {
 
 describe('toolpool/bullmq: stopping work where it runs', () => {
   test('a timeout kills a busy loop on the worker machine: its CPU is released and it serves the next call', async () => {
-    const { result, pid } = await runUntilSettled(executor, call('t', 'spin', {}), undefined, undefined, { timeoutMs: 500 });
-    expect(textOf(result)).toBe('Tool timed out after 500 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.');
+    const { result, pid } = await runUntilSettled(executor, call('t', 'spin', {}), undefined, undefined, {
+      timeoutMs: 500,
+    });
+    expect(textOf(result)).toBe(
+      'Tool timed out after 500 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.',
+    );
     expect(machines.map((machine) => machine.pid)).toContain(pid);
     expect(await cpuDuring(pid!, 600)).toBeLessThan(0.25);
     const next = await executor.executeBatch(['a', 'b', 'c'].map((id) => call(id, 'echo', { text: id })));
@@ -87,8 +112,15 @@ describe('toolpool/bullmq: stopping work where it runs', () => {
 
   test('an aborted batch stops the call on the worker machine (killed after the grace period); its CPU is released', async () => {
     const controller = new AbortController();
-    const { result, pid } = await runUntilSettled(executor, call('a', 'spin', {}), () => controller.abort(), controller.signal);
-    expect(textOf(result)).toBe('Tool call aborted: the tool ignored its signal and was killed after the grace period.');
+    const { result, pid } = await runUntilSettled(
+      executor,
+      call('a', 'spin', {}),
+      () => controller.abort(),
+      controller.signal,
+    );
+    expect(textOf(result)).toBe(
+      'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
+    );
     expect(await cpuDuring(pid!, 600)).toBeLessThan(0.25);
   });
 
@@ -97,8 +129,16 @@ describe('toolpool/bullmq: stopping work where it runs', () => {
     const queuedLog = join(folder, 'queued.log');
     const busy = new AbortController();
     // One call per machine (each runs one at a time) keeps both busy...
-    const running = executor.executeBatch(['b1', 'b2'].map((id) => call(id, 'wait', { ms: 20_000, log: busyLog })), { signal: busy.signal });
-    expect(await waitFor(() => lines(busyLog), (started) => started.length === 2)).toHaveLength(2);
+    const running = executor.executeBatch(
+      ['b1', 'b2'].map((id) => call(id, 'wait', { ms: 20_000, log: busyLog })),
+      { signal: busy.signal },
+    );
+    expect(
+      await waitFor(
+        () => lines(busyLog),
+        (started) => started.length === 2,
+      ),
+    ).toHaveLength(2);
     // ...so this one waits in the queue.
     const controller = new AbortController();
     const queued = executor.executeBatch([call('q', 'wait', { ms: 1, log: queuedLog })], { signal: controller.signal });
@@ -115,26 +155,41 @@ describe('toolpool/bullmq: stopping work where it runs', () => {
     const log = join(folder, 'killed.log');
     let killedAt = 0;
     const settled = runUntilSettled(executor, call('k', 'wait', { ms: 30_000, log }));
-    const [runner] = await waitFor(() => lines(log), (started) => started.length === 1);
+    const [runner] = await waitFor(
+      () => lines(log),
+      (started) => started.length === 1,
+    );
     const [jobId] = await direct.lrange('bull:stops:active', 0, -1);
     const victim = machines.find((machine) => machine.pid === Number(runner));
-    expect(victim, `the call ran in process ${runner}; machines: ${machines.map((machine) => machine.pid)}`).toBeDefined();
+    expect(
+      victim,
+      `the call ran in process ${runner}; machines: ${machines.map((machine) => machine.pid)}`,
+    ).toBeDefined();
     victim!.kill('SIGKILL');
     killedAt = Date.now();
     const { result } = await settled;
     expect(Date.now() - killedAt).toBeLessThan(LOST_AFTER_MS + 3_000);
-    expect(textOf(result)).toMatch(/the worker machine running it stopped answering \(no heartbeat for 1000 ms, lostAfterMs; BullMQ queue "stops"\)\. It was not finished and will not be run again\./);
+    expect(textOf(result)).toMatch(
+      /the worker machine running it stopped answering \(no heartbeat for 1000 ms, lostAfterMs; BullMQ queue "stops"\)\. It was not finished and will not be run again\./,
+    );
 
     // BullMQ's way back for such a job: once its lock is gone, a worker's stall check puts it back in the queue (a plain
     // BullMQ worker's default). A surviving machine takes it and refuses to run it a second time.
     // (The survivors' own stall checks, every 30 s, hold the queue's check key; it goes too, so this check runs now.)
     await direct.del(`bull:stops:${jobId}:lock`, 'bull:stops:stalled-check');
-    const checker = new Worker('stops', null, { connection: direct, autorun: false, stalledInterval: 100, maxStalledCount: 1 });
+    const checker = new Worker('stops', null, {
+      connection: direct,
+      autorun: false,
+      stalledInterval: 100,
+      maxStalledCount: 1,
+    });
     checker.on('error', () => undefined);
     void checker.startStalledCheckTimer();
     const answerOf = async () => {
       const entries = (await direct.xrange('bull:stops:events', '-', '+')) as Array<[string, string[]]>;
-      const completed = entries.map(([, fields]) => fields).find((fields) => fields[1] === 'completed' && fields[3] === jobId);
+      const completed = entries
+        .map(([, fields]) => fields)
+        .find((fields) => fields[1] === 'completed' && fields[3] === jobId);
       return completed ? completed[completed.indexOf('returnvalue') + 1] : undefined;
     };
     const text = await waitFor(answerOf, (answer) => answer !== undefined);
@@ -165,7 +220,9 @@ describe('toolpool worker: SIGTERM', () => {
     expect(Date.now() - signalledAt).toBeLessThan(5_000);
     expect(children.length).toBeGreaterThan(0);
     for (const pid of children) expect(isAlive(pid)).toBe(false);
-    expect(textOf(result)).toMatch(/^Tool call stopped: the worker machine running it was shut down \(Tool call aborted: the tool ignored its signal and was killed after the grace period\.\)/);
+    expect(textOf(result)).toMatch(
+      /^Tool call stopped: the worker machine running it was shut down \(Tool call aborted: the tool ignored its signal and was killed after the grace period\.\)/,
+    );
     expect(machine.stderrText).toMatch(/stopping: SIGTERM/);
   });
 });

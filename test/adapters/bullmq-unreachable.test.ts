@@ -39,12 +39,17 @@ async function silentPort(): Promise<number> {
   const server = createServer((socket) => void sockets.push(socket.on('error', () => undefined)));
   server.on('close', () => sockets.forEach((socket) => socket.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push({ close: (done?: (error?: Error) => void) => (sockets.forEach((socket) => socket.destroy()), server.close(done)) } as Server);
+  servers.push({
+    close: (done?: (error?: Error) => void) => (sockets.forEach((socket) => socket.destroy()), server.close(done)),
+  } as Server);
   return (server.address() as { port: number }).port;
 }
 
 async function host(url: string, extra: { connectTimeoutMs?: number } = {}): Promise<Executor> {
-  const executor = await createExecutor({ tools, remote: remoteRunner({ connection: url, queue: 'unreachable', lostAfterMs: LOST_AFTER_MS, ...extra }) });
+  const executor = await createExecutor({
+    tools,
+    remote: remoteRunner({ connection: url, queue: 'unreachable', lostAfterMs: LOST_AFTER_MS, ...extra }),
+  });
   open.push(executor);
   return executor;
 }
@@ -75,7 +80,9 @@ describe('toolpool/bullmq: a call that cannot be sent fails fast, not after lost
     const executor = await host(url, { connectTimeoutMs: 500 });
     const { text, isError, ms } = await timedCall(executor, 'a');
     expect(isError).toBe(true);
-    expect(text).toContain(`Not run: Redis at ${url} (BullMQ queue "unreachable") is unreachable (no answer within 500 ms, connectTimeoutMs)`);
+    expect(text).toContain(
+      `Not run: Redis at ${url} (BullMQ queue "unreachable") is unreachable (no answer within 500 ms, connectTimeoutMs)`,
+    );
     expect(ms).toBeGreaterThanOrEqual(400);
     console.log(`silent: the call ended after ${ms} ms`);
     expect(ms).toBeLessThan(BOUND_MS);
@@ -95,6 +102,8 @@ describe('toolpool/bullmq: a call that cannot be sent fails fast, not after lost
   });
 
   test('connectTimeoutMs is checked', () => {
-    expect(() => remoteRunner({ connection: 'redis://h', queue: 'q', connectTimeoutMs: 5 })).toThrow(/remoteRunner\(\{ connectTimeoutMs \}\) must be a number of milliseconds >= 100/);
+    expect(() => remoteRunner({ connection: 'redis://h', queue: 'q', connectTimeoutMs: 5 })).toThrow(
+      /remoteRunner\(\{ connectTimeoutMs \}\) must be a number of milliseconds >= 100/,
+    );
   });
 });

@@ -69,7 +69,10 @@ describe('toolpool/mcp: what MCP clients use', () => {
     const server = createMcpServer(executor, options);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = new Client({ name: 'test-client', version: '1.0.0' }, answer ? { capabilities: { elicitation: { form: {} } } } : {});
+    const client = new Client(
+      { name: 'test-client', version: '1.0.0' },
+      answer ? { capabilities: { elicitation: { form: {} } } } : {},
+    );
     const asked: ElicitRequest['params'][] = [];
     if (answer) {
       client.setRequestHandler(ElicitRequestSchema, (request) => {
@@ -83,13 +86,17 @@ describe('toolpool/mcp: what MCP clients use', () => {
 
   const executorWith = (options: Partial<ExecutorOptions> = {}) =>
     open({ tools: [deploy, refund, stats, steps, exampleTool('hash.ts'), exampleTool('calculator.ts')], ...options });
-  const textOf = (result: unknown) => (result as { content: Array<{ text?: string }> }).content.map((part) => part.text ?? '').join('');
+  const textOf = (result: unknown) =>
+    (result as { content: Array<{ text?: string }> }).content.map((part) => part.text ?? '').join('');
 
-  test('tools/list carries each tool\'s annotations and outputSchema; tools without them have neither key', async () => {
+  test("tools/list carries each tool's annotations and outputSchema; tools without them have neither key", async () => {
     const { client, server } = await connect(await executorWith());
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect(byName.get('deploy')).toMatchObject({ title: 'Deploy', annotations: { destructiveHint: true, openWorldHint: true } });
+    expect(byName.get('deploy')).toMatchObject({
+      title: 'Deploy',
+      annotations: { destructiveHint: true, openWorldHint: true },
+    });
     expect(byName.get('deploy')).not.toHaveProperty('outputSchema');
     expect(byName.get('stats')!.outputSchema).toEqual({
       type: 'object',
@@ -112,7 +119,10 @@ describe('toolpool/mcp: what MCP clients use', () => {
     const counted = await client.callTool({ name: 'stats', arguments: { text: 'one two three' } });
     expect(counted).toMatchObject({ isError: false, structuredContent: { words: 3 } });
     const hashed = await client.callTool({ name: 'hash', arguments: { text: 'x', rounds: 3 } });
-    expect(hashed).toMatchObject({ isError: false, structuredContent: { algorithm: 'sha256', rounds: 3, digest: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(hashed).toMatchObject({
+      isError: false,
+      structuredContent: { algorithm: 'sha256', rounds: 3, digest: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
     // Without an outputSchema the details stay on the host.
     const calculated = await client.callTool({ name: 'calculator', arguments: { expression: '1 + 1' } });
     expect(calculated).not.toHaveProperty('structuredContent');
@@ -125,14 +135,18 @@ describe('toolpool/mcp: what MCP clients use', () => {
     const result = await client.callTool({ name: 'stats', arguments: { text: 'a', broken: true } });
     expect(result.isError).toBe(true);
     expect(result).not.toHaveProperty('structuredContent');
-    expect(textOf(result)).toBe('Tool "stats" returned details that do not match its outputSchema:\n  - words: must be integer\nReturned details: {"words":"many"}');
+    expect(textOf(result)).toBe(
+      'Tool "stats" returned details that do not match its outputSchema:\n  - words: must be integer\nReturned details: {"words":"many"}',
+    );
     await server.close();
   });
 
   test('progress: { progress, total } and { percent } give MCP progress and total; a number that does not grow, or none, counts one on and keeps the last total while within it', async () => {
     const { client, server } = await connect(await executorWith());
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
-    await client.callTool({ name: 'steps', arguments: {} }, undefined, { onprogress: (progress) => void seen.push(progress) });
+    await client.callTool({ name: 'steps', arguments: {} }, undefined, {
+      onprogress: (progress) => void seen.push(progress),
+    });
     expect(seen).toEqual([
       { progress: 1, total: 3, message: '1/3' },
       { progress: 2, total: 3, message: '2/3' },
@@ -154,7 +168,8 @@ describe('toolpool/mcp: what MCP clients use', () => {
       // The arguments as they run: "3" was coerced to 3 before the question.
       expect(asked[0]).toMatchObject({
         mode: 'form',
-        message: 'Allow the tool "Deploy" (deploy) to run with these arguments?\n{\n  "service": "api",\n  "replicas": 3\n}',
+        message:
+          'Allow the tool "Deploy" (deploy) to run with these arguments?\n{\n  "service": "api",\n  "replicas": 3\n}',
         requestedSchema: { type: 'object', properties: {} },
       });
       await server.close();
@@ -162,7 +177,10 @@ describe('toolpool/mcp: what MCP clients use', () => {
 
     test.each([
       ['decline', 'Not run: a person rejected this call of "deploy" (declined in the MCP client "test-client").'],
-      ['cancel', 'Not run: a person rejected this call of "deploy" (the approval request in the MCP client "test-client" was dismissed).'],
+      [
+        'cancel',
+        'Not run: a person rejected this call of "deploy" (the approval request in the MCP client "test-client" was dismissed).',
+      ],
     ] as const)('%s: the call does not run and its error result says the person declined', async (action, text) => {
       ran.length = 0;
       const { client, server } = await connect(await executorWith(), () => ({ action }));
@@ -200,11 +218,17 @@ describe('toolpool/mcp: what MCP clients use', () => {
       ran.length = 0;
       const executor = await executorWith();
       const ends: string[] = [];
-      executor.subscribe((event) => void (event.type === 'tool_end' && ends.push(`${event.toolName} ${event.isError}`)));
-      const { client, server } = await connect(executor, () => new Promise<never>(() => {}), { approvalTimeoutMs: 200 });
+      executor.subscribe(
+        (event) => void (event.type === 'tool_end' && ends.push(`${event.toolName} ${event.isError}`)),
+      );
+      const { client, server } = await connect(executor, () => new Promise<never>(() => {}), {
+        approvalTimeoutMs: 200,
+      });
       const result = await client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 1 } });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/^Not run: "deploy" needs a person's approval, and asking for it through the MCP client "test-client" failed \(.*timed out.*\), so it did not run\./i);
+      expect(textOf(result)).toMatch(
+        /^Not run: "deploy" needs a person's approval, and asking for it through the MCP client "test-client" failed \(.*timed out.*\), so it did not run\./i,
+      );
       expect(ran).toEqual([]);
       expect(ends).toEqual(['deploy true']);
       await server.close();
@@ -219,7 +243,9 @@ describe('toolpool/mcp: what MCP clients use', () => {
         return new Promise<never>(() => {});
       });
       const controller = new AbortController();
-      const call = client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 1 } }, undefined, { signal: controller.signal });
+      const call = client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 1 } }, undefined, {
+        signal: controller.signal,
+      });
       await asked;
       controller.abort();
       await expect(call).rejects.toThrow(/abort/i);

@@ -21,7 +21,9 @@ import { fixture } from '../support/executors.ts';
 
 // The suite's own dependencies (undici 7, express 5, the SDK's newest client) are run on Node 22+ only; on Node 20 it is skipped.
 const tooOld = Number(process.versions.node.split('.')[0]) < 22;
-const CLI = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url));
+const CLI = fileURLToPath(
+  new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
+);
 
 const PASSING = [
   'server-initialize',
@@ -67,16 +69,35 @@ describe.skipIf(tooOld)('the MCP conformance suite against serveOverHttp', () =>
     if (results) rmSync(results, { recursive: true, force: true });
   });
 
-  test.each(PASSING)('%s passes', async (scenario) => {
-    const { code, output } = await conformance(['server', '--url', host.url, '--scenario', scenario], results);
-    expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-    expect(code).toBe(0);
-  }, 120_000);
+  test.each(PASSING)(
+    '%s passes',
+    async (scenario) => {
+      const { code, output } = await conformance(['server', '--url', host.url, '--scenario', scenario], results);
+      expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+      expect(code).toBe(0);
+    },
+    120_000,
+  );
 
-  test.each(KNOWN_FAILURES)('%s is a known failure (baseline.yml): ctx.elicit is not there yet', async (scenario) => {
-    const { code, output } = await conformance(['server', '--url', host.url, '--scenario', scenario, '--expected-failures', fixture('conformance/baseline.yml')], results);
-    expect([code, output]).toEqual([0, expect.stringContaining(scenario)]);
-  }, 120_000);
+  test.each(KNOWN_FAILURES)(
+    '%s is a known failure (baseline.yml): ctx.elicit is not there yet',
+    async (scenario) => {
+      const { code, output } = await conformance(
+        [
+          'server',
+          '--url',
+          host.url,
+          '--scenario',
+          scenario,
+          '--expected-failures',
+          fixture('conformance/baseline.yml'),
+        ],
+        results,
+      );
+      expect([code, output]).toEqual([0, expect.stringContaining(scenario)]);
+    },
+    120_000,
+  );
 });
 
 const TSX = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
@@ -87,14 +108,29 @@ describe.skipIf(tooOld)('the MCP conformance suite against createExecutor({ mcpS
   beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-client-'))));
   afterAll(() => rmSync(results, { recursive: true, force: true }));
 
-  test.each(['initialize', 'tools_call', 'sse-retry'])('%s passes', async (scenario) => {
-    const { code, output } = await conformance(['client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'], results);
-    expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-    expect(code).toBe(0);
-  }, 180_000);
+  test.each(['initialize', 'tools_call', 'sse-retry'])(
+    '%s passes',
+    async (scenario) => {
+      const { code, output } = await conformance(
+        ['client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'],
+        results,
+      );
+      expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+      expect(code).toBe(0);
+    },
+    180_000,
+  );
 
   test('elicitation-sep1034-client-defaults is a known failure (baseline.yml): the client declares no elicitation yet', async () => {
-    const args = ['client', '--command', CLIENT, '--scenario', 'elicitation-sep1034-client-defaults', '--timeout', '120000'];
+    const args = [
+      'client',
+      '--command',
+      CLIENT,
+      '--scenario',
+      'elicitation-sep1034-client-defaults',
+      '--timeout',
+      '120000',
+    ];
     const { code } = await conformance([...args, '--expected-failures', fixture('conformance/baseline.yml')], results);
     expect(code).toBe(0);
   }, 180_000);

@@ -17,13 +17,21 @@ interface Run {
 /** `mcp-inspector --cli <target...> <options...>`; it prints the method's result as JSON on stdout. */
 function inspect(target: string[], options: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [inspector, '--cli', ...target, ...options], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
-      try {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, json: JSON.parse(stdout) as Record<string, unknown> });
-      } catch {
-        reject(new Error(`mcp-inspector printed no JSON (${error?.message}): ${stdout}${stderr}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [inspector, '--cli', ...target, ...options],
+      { cwd: root, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        try {
+          resolve({
+            code: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+            json: JSON.parse(stdout) as Record<string, unknown>,
+          });
+        } catch {
+          reject(new Error(`mcp-inspector printed no JSON (${error?.message}): ${stdout}${stderr}`));
+        }
+      },
+    );
   });
 }
 
@@ -34,16 +42,38 @@ describe.skipIf(unsupportedNode)('the MCP Inspector CLI against toolpool serve',
     const { code, json } = await inspect(stdioServer, ['--method', 'tools/list']);
     expect(code).toBe(0);
     expect(json.tools).toEqual([
-      expect.objectContaining({ name: 'calculator', title: 'Calculator', inputSchema: expect.objectContaining({ required: ['expression'] }) }),
+      expect.objectContaining({
+        name: 'calculator',
+        title: 'Calculator',
+        inputSchema: expect.objectContaining({ required: ['expression'] }),
+      }),
       expect.objectContaining({ name: 'flaky', title: 'Flaky service' }),
     ]);
   });
 
   test('over stdio: tools/call runs the tool; a crash is an isError result', async () => {
-    const ok = await inspect(stdioServer, ['--method', 'tools/call', '--tool-name', 'calculator', '--tool-arg', 'expression=7 / 3', 'precision=2']);
+    const ok = await inspect(stdioServer, [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'calculator',
+      '--tool-arg',
+      'expression=7 / 3',
+      'precision=2',
+    ]);
     expect(ok.json).toEqual({ content: [{ type: 'text', text: '7 / 3 = 2.33' }], isError: false });
-    const crash = await inspect(stdioServer, ['--method', 'tools/call', '--tool-name', 'flaky', '--tool-arg', 'mode=crash']);
-    expect(crash.json).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('Tool crashed') }] });
+    const crash = await inspect(stdioServer, [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'flaky',
+      '--tool-arg',
+      'mode=crash',
+    ]);
+    expect(crash.json).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringContaining('Tool crashed') }],
+    });
   });
 
   test('over Streamable HTTP: tools/list and tools/call', async () => {
@@ -52,7 +82,10 @@ describe.skipIf(unsupportedNode)('the MCP Inspector CLI against toolpool serve',
       const url = await waitForLine(server, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
       const list = await inspect([url], ['--method', 'tools/list']);
       expect((list.json.tools as Array<{ name: string }>).map((tool) => tool.name)).toEqual(['calculator']);
-      const call = await inspect([url], ['--method', 'tools/call', '--tool-name', 'calculator', '--tool-arg', 'expression=6 * 7']);
+      const call = await inspect(
+        [url],
+        ['--method', 'tools/call', '--tool-name', 'calculator', '--tool-arg', 'expression=6 * 7'],
+      );
       expect(call.json).toEqual({ content: [{ type: 'text', text: '6 * 7 = 42' }], isError: false });
     } finally {
       server.kill('SIGTERM');

@@ -32,7 +32,11 @@ describe('MCP server: calls keyed only where the client says so', () => {
   test('a retried tools/call with the same _meta key is answered from the ledger; without one, each call runs', async () => {
     const runs: string[] = [];
     const client = await connect(runs);
-    const keyed = { name: 'pay', arguments: { amount: 5 }, _meta: { 'toolpool/runId': 'session-1', 'toolpool/callId': 'req-1' } };
+    const keyed = {
+      name: 'pay',
+      arguments: { amount: 5 },
+      _meta: { 'toolpool/runId': 'session-1', 'toolpool/callId': 'req-1' },
+    };
     const first = await client.callTool(keyed);
     const retry = await client.callTool(keyed);
     expect(runs).toEqual(['session-1:req-1:5']);
@@ -46,9 +50,15 @@ describe('MCP server: calls keyed only where the client says so', () => {
   test('half a key is refused without running', async () => {
     const runs: string[] = [];
     const client = await connect(runs);
-    const result = await client.callTool({ name: 'pay', arguments: { amount: 5 }, _meta: { 'toolpool/runId': 'session-1' } });
+    const result = await client.callTool({
+      name: 'pay',
+      arguments: { amount: 5 },
+      _meta: { 'toolpool/runId': 'session-1' },
+    });
     expect(result.isError).toBe(true);
-    expect(JSON.stringify(result.content)).toMatch(/_meta \\"toolpool\/runId\\" and \\"toolpool\/callId\\" go together/);
+    expect(JSON.stringify(result.content)).toMatch(
+      /_meta \\"toolpool\/runId\\" and \\"toolpool\/callId\\" go together/,
+    );
     expect(runs).toEqual([]);
   });
 });

@@ -42,7 +42,11 @@ describe('MCP progress', () => {
         { content: [{ type: 'text', text: 'x' }] },
         { content: [], details: { progress: 3, total: 100 } },
       ]),
-    ).toEqual([{ progress: 0, total: 100, message: '0/100' }, { progress: 1, total: 100, message: 'x' }, { progress: 3, total: 100, message: '3/100' }]);
+    ).toEqual([
+      { progress: 0, total: 100, message: '0/100' },
+      { progress: 1, total: 100, message: 'x' },
+      { progress: 3, total: 100, message: '3/100' },
+    ]);
   });
 
   test('progress still grows: a number that does not grow counts one more, a negative one too, and a count past the total drops it', async () => {
@@ -89,7 +93,9 @@ describe('serveOverHttp from toolpool/mcp (what `serve --http` runs, for hosts t
     const client = new Client({ name: 'embedder', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(host.url)));
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['count']);
-    expect(await client.callTool({ name: 'count', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
+    expect(await client.callTool({ name: 'count', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'done' }],
+    });
     await client.close();
     await host.close();
     // Nothing listens any more.

@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { eventually } from '../support/leaks.ts';
-import { childrenOf, exited, isAlive, response, sendLine, SERVED_TOOLS, startServe, waitForLine, type ServeChild } from '../support/mcp-serve.ts';
+import {
+  childrenOf,
+  exited,
+  isAlive,
+  response,
+  sendLine,
+  SERVED_TOOLS,
+  startServe,
+  waitForLine,
+  type ServeChild,
+} from '../support/mcp-serve.ts';
 
 // These tests speak JSON-RPC lines to `toolpool serve` themselves instead of
 // using the SDK client, so they see the exact order on the wire and how the
@@ -13,7 +23,8 @@ import { childrenOf, exited, isAlive, response, sendLine, SERVED_TOOLS, startSer
 
 const started: ServeChild[] = [];
 afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of started.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 function serve(args: string[]): ServeChild {
@@ -62,8 +73,12 @@ describe('toolpool serve over stdio, on the wire', () => {
     callTool(child, 2, 'hash', { text: 'x', rounds: 50_000, progressSteps: 4 }, 'tok');
     await response(child, 2);
     const forCall = messages.filter((m) => m.id === 2 || m.method === 'notifications/progress');
-    expect(forCall.map((m) => (m.id === 2 ? 'result' : (m.params as { progress: number; message: string }).message))).toEqual(['25%', '50%', '75%', '100%', 'result']);
-    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual([25, 50, 75, 100].map((progress) => expect.objectContaining({ progressToken: 'tok', progress, total: 100 })));
+    expect(
+      forCall.map((m) => (m.id === 2 ? 'result' : (m.params as { progress: number; message: string }).message)),
+    ).toEqual(['25%', '50%', '75%', '100%', 'result']);
+    expect(forCall.slice(0, 4).map((m) => m.params)).toEqual(
+      [25, 50, 75, 100].map((progress) => expect.objectContaining({ progressToken: 'tok', progress, total: 100 })),
+    );
     child.stdin!.end();
     expect(await exited(child)).toEqual({ code: 0, signal: null });
   });
@@ -84,36 +99,52 @@ describe('toolpool serve over stdio, on the wire', () => {
 
 describe('toolpool serve stops cleanly', () => {
   // The worker tier has threads only (perhaps esbuild's service process as a child); the process tier has children.
-  test.each(['worker', 'process'])('%s tier: when stdin closes it exits by itself (code 0) and leaves no child process', async (tier) => {
-    const child = serve(['--tools', 'tools/hash.ts', '--isolation', tier]);
-    await initialize(child);
-    callTool(child, 2, 'hash', { text: 'x', rounds: 10 });
-    expect(await response(child, 2)).toMatchObject({ result: { isError: false } });
-    const children = childrenOf(child.pid!);
-    if (tier === 'process') expect(children.length).toBeGreaterThan(0);
-    const closedAt = Date.now();
-    child.stdin!.end();
-    expect(await exited(child)).toEqual({ code: 0, signal: null });
-    // bin/toolpool.js forces an exit 2 s after main() returns should a handle remain; this one needed none.
-    expect(Date.now() - closedAt).toBeLessThan(1_500);
-    expect(child.stderrText).toContain('stopping: stdin closed');
-    expect(await eventually(() => children.filter(isAlive), (alive) => alive.length === 0)).toEqual([]);
-  });
+  test.each(['worker', 'process'])(
+    '%s tier: when stdin closes it exits by itself (code 0) and leaves no child process',
+    async (tier) => {
+      const child = serve(['--tools', 'tools/hash.ts', '--isolation', tier]);
+      await initialize(child);
+      callTool(child, 2, 'hash', { text: 'x', rounds: 10 });
+      expect(await response(child, 2)).toMatchObject({ result: { isError: false } });
+      const children = childrenOf(child.pid!);
+      if (tier === 'process') expect(children.length).toBeGreaterThan(0);
+      const closedAt = Date.now();
+      child.stdin!.end();
+      expect(await exited(child)).toEqual({ code: 0, signal: null });
+      // bin/toolpool.js forces an exit 2 s after main() returns should a handle remain; this one needed none.
+      expect(Date.now() - closedAt).toBeLessThan(1_500);
+      expect(child.stderrText).toContain('stopping: stdin closed');
+      expect(
+        await eventually(
+          () => children.filter(isAlive),
+          (alive) => alive.length === 0,
+        ),
+      ).toEqual([]);
+    },
+  );
 
-  test.each(['worker', 'process'])('%s tier: on SIGTERM during a busy loop it kills the loop, exits 0 and leaves no child process', async (tier) => {
-    const child = serve([...SERVED_TOOLS, '--isolation', tier]);
-    const messages = stdoutMessages(child);
-    await initialize(child);
-    callTool(child, 2, 'spin', {}, 'p');
-    // Its "spinning" update says the loop is running.
-    await eventually(() => messages.some((m) => m.method === 'notifications/progress'), Boolean, 20_000);
-    const children = childrenOf(child.pid!);
-    if (tier === 'process') expect(children.length).toBeGreaterThan(0);
-    child.kill('SIGTERM');
-    expect(await exited(child)).toEqual({ code: 0, signal: null });
-    expect(child.stderrText).toContain('stopping: SIGTERM');
-    expect(await eventually(() => children.filter(isAlive), (alive) => alive.length === 0)).toEqual([]);
-  });
+  test.each(['worker', 'process'])(
+    '%s tier: on SIGTERM during a busy loop it kills the loop, exits 0 and leaves no child process',
+    async (tier) => {
+      const child = serve([...SERVED_TOOLS, '--isolation', tier]);
+      const messages = stdoutMessages(child);
+      await initialize(child);
+      callTool(child, 2, 'spin', {}, 'p');
+      // Its "spinning" update says the loop is running.
+      await eventually(() => messages.some((m) => m.method === 'notifications/progress'), Boolean, 20_000);
+      const children = childrenOf(child.pid!);
+      if (tier === 'process') expect(children.length).toBeGreaterThan(0);
+      child.kill('SIGTERM');
+      expect(await exited(child)).toEqual({ code: 0, signal: null });
+      expect(child.stderrText).toContain('stopping: SIGTERM');
+      expect(
+        await eventually(
+          () => children.filter(isAlive),
+          (alive) => alive.length === 0,
+        ),
+      ).toEqual([]);
+    },
+  );
 
   test('over HTTP, on SIGINT it exits 0', async () => {
     const child = serve(['--tools', 'tools/calculator.ts', '--http', '0']);
@@ -128,13 +159,24 @@ describe('toolpool serve --http refuses what is not a local MCP client', () => {
   test('another path is 404; a foreign Host or Origin is 403 (DNS rebinding)', async () => {
     const child = serve(['--tools', 'tools/calculator.ts', '--http', '0']);
     const url = await waitForLine(child, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (target: string, headers: Record<string, string> = {}) =>
-      fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init) });
+      fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(init),
+      });
     expect((await post(url.replace('/mcp', '/other'))).status).toBe(404);
     const evilOrigin = await post(url, { origin: 'http://evil.example' });
     expect(evilOrigin.status).toBe(403);
-    expect(((await evilOrigin.json()) as { error: { message: string } }).error.message).toContain('Origin "http://evil.example" is not a local page');
+    expect(((await evilOrigin.json()) as { error: { message: string } }).error.message).toContain(
+      'Origin "http://evil.example" is not a local page',
+    );
     // fetch() will not send another Host header; node:http will.
     expect(await statusWithHost(url, 'evil.example')).toBe(403);
     expect((await post(url, { 'mcp-session-id': 'no-such-session' })).status).toBe(404);
@@ -146,10 +188,14 @@ describe('toolpool serve --http refuses what is not a local MCP client', () => {
 
 function statusWithHost(url: string, host: string): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, (incoming) => {
-      incoming.resume();
-      resolve(incoming.statusCode);
-    });
+    const outgoing = request(
+      url,
+      { method: 'POST', headers: { host, 'content-type': 'application/json' } },
+      (incoming) => {
+        incoming.resume();
+        resolve(incoming.statusCode);
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end('{}');
   });
@@ -168,8 +214,17 @@ describe('toolpool serve usage', () => {
   test('--help prints usage; no --tools or a bad --http is a usage error (exit 2)', async () => {
     const help = await run(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/Usage: toolpool serve \(--tools <file\|folder>\.\.\. \| --mcp-config <file>\)[\s\S]*--http <port>[\s\S]*--isolation/);
-    for (const flag of ['--timeout <ms>', '--memory <mb>', '--allow-net [host:port]', '--env <NAME[=VALUE]>', 'TOOLPOOL_DEBUG=1']) expect(help.stdout).toContain(flag);
+    expect(help.stdout).toMatch(
+      /Usage: toolpool serve \(--tools <file\|folder>\.\.\. \| --mcp-config <file>\)[\s\S]*--http <port>[\s\S]*--isolation/,
+    );
+    for (const flag of [
+      '--timeout <ms>',
+      '--memory <mb>',
+      '--allow-net [host:port]',
+      '--env <NAME[=VALUE]>',
+      'TOOLPOOL_DEBUG=1',
+    ])
+      expect(help.stdout).toContain(flag);
     const noTools = await run([]);
     expect(noTools.code).toBe(2);
     expect(noTools.stderr).toMatch(/^toolpool: missing --tools/);
@@ -188,7 +243,9 @@ describe('toolpool serve usage', () => {
       const reportedAt = Date.now();
       const { code } = await exited(child);
       expect(code).toBe(1);
-      expect(line).toMatch(new RegExp(`^toolpool: --http ${port}: cannot listen on 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE`));
+      expect(line).toMatch(
+        new RegExp(`^toolpool: --http ${port}: cannot listen on 127\\.0\\.0\\.1:${port} \\(.*EADDRINUSE`),
+      );
       // bin/toolpool.js would force an exit 2 s after the error should anything still hold the process.
       expect(Date.now() - reportedAt).toBeLessThan(1_500);
     } finally {
@@ -211,8 +268,14 @@ describe('toolpool serve --allow-read / --allow-write', () => {
     try {
       await writeFile(join(readable, 'note.txt'), 'hello from the readable folder');
       const child = serve([
-        '--tools', 'test/fixtures/hostile/read-file.ts', '--tools', 'test/fixtures/hostile/write-file.ts',
-        '--allow-read', readable, '--allow-write', writable,
+        '--tools',
+        'test/fixtures/hostile/read-file.ts',
+        '--tools',
+        'test/fixtures/hostile/write-file.ts',
+        '--allow-read',
+        readable,
+        '--allow-write',
+        writable,
       ]);
       await initialize(child);
       const calls: Array<[string, string]> = [
@@ -255,20 +318,42 @@ describe('toolpool serve: limits, env and network like the library options', () 
 
   test('--env NAME copies a variable from the environment, NAME=VALUE sets one; others stay hidden', async () => {
     const env = { ...process.env, TOOLPOOL_TEST_COPIED: 'from the host', TOOLPOOL_TEST_HIDDEN: 'secret' };
-    const flags = ['--tools', 'test/fixtures/hostile/read-env.ts', '--env', 'TOOLPOOL_TEST_COPIED', '--env', 'GREETING=hello=world'];
-    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_COPIED' }, env)).toEqual({ isError: false, text: 'from the host' });
-    expect(await callOnce(flags, 'read_env', { target: 'GREETING' }, env)).toEqual({ isError: false, text: 'hello=world' });
-    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_HIDDEN' }, env)).toEqual({ isError: false, text: '(unset)' });
+    const flags = [
+      '--tools',
+      'test/fixtures/hostile/read-env.ts',
+      '--env',
+      'TOOLPOOL_TEST_COPIED',
+      '--env',
+      'GREETING=hello=world',
+    ];
+    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_COPIED' }, env)).toEqual({
+      isError: false,
+      text: 'from the host',
+    });
+    expect(await callOnce(flags, 'read_env', { target: 'GREETING' }, env)).toEqual({
+      isError: false,
+      text: 'hello=world',
+    });
+    expect(await callOnce(flags, 'read_env', { target: 'TOOLPOOL_TEST_HIDDEN' }, env)).toEqual({
+      isError: false,
+      text: '(unset)',
+    });
   });
 
   test.each(['--timeout', '--timeout-ms'])('%s limits each call', async (flag) => {
     const { isError, text } = await callOnce(['--tools', 'test/fixtures/served/spin.ts', flag, '400'], 'spin', {});
     expect(isError).toBe(true);
-    expect(text).toBe('Tool timed out after 400 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.');
+    expect(text).toBe(
+      'Tool timed out after 400 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.',
+    );
   });
 
-  test('--memory caps a tool worker\'s heap', async () => {
-    const { isError, text } = await callOnce(['--tools', 'test/fixtures/hostile/heap-bomb.ts', '--memory', '32'], 'heap_bomb', {});
+  test("--memory caps a tool worker's heap", async () => {
+    const { isError, text } = await callOnce(
+      ['--tools', 'test/fixtures/hostile/heap-bomb.ts', '--memory', '32'],
+      'heap_bomb',
+      {},
+    );
     expect(isError).toBe(true);
     expect(text).toBe('Tool reached its memory limit (maxMemoryMb: 32 MB) and was stopped.');
   });
@@ -281,9 +366,18 @@ describe('toolpool serve: limits, env and network like the library options', () 
       const { code } = await exited(child);
       return { code, stderr: child.stderrText };
     };
-    expect(await run(['--tools', 'tools/calculator.ts', '--memory', '8'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^toolpool: --memory must be an integer >= 16, got "8"/) });
-    expect(await run(['--tools', 'tools/calculator.ts', '--timeout', '5', '--timeout-ms', '5'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--timeout and --timeout-ms are the same option') });
-    expect(await run(['--tools', 'tools/calculator.ts', '--env', 'NO SPACES'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--env must be NAME or NAME=VALUE, got "NO SPACES"') });
+    expect(await run(['--tools', 'tools/calculator.ts', '--memory', '8'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^toolpool: --memory must be an integer >= 16, got "8"/),
+    });
+    expect(await run(['--tools', 'tools/calculator.ts', '--timeout', '5', '--timeout-ms', '5'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--timeout and --timeout-ms are the same option'),
+    });
+    expect(await run(['--tools', 'tools/calculator.ts', '--env', 'NO SPACES'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--env must be NAME or NAME=VALUE, got "NO SPACES"'),
+    });
     expect(await run(['--tools', 'tools/calculator.ts', '--allow-net', 'api.example.com:443'])).toMatchObject({
       code: 1,
       stderr: expect.stringContaining('permissions.net lists hosts, which only isolation "sandbox" can enforce'),
@@ -291,8 +385,14 @@ describe('toolpool serve: limits, env and network like the library options', () 
   });
 
   test('--allow-net alone (before another flag, or last) is accepted: it allows any host', async () => {
-    for (const args of [['--allow-net', '--tools', 'tools/calculator.ts'], ['--tools', 'tools/calculator.ts', '--allow-read', 'tools', '--allow-net']]) {
-      expect(await callOnce(args, 'calculator', { expression: '2 + 2' })).toEqual({ isError: false, text: '2 + 2 = 4' });
+    for (const args of [
+      ['--allow-net', '--tools', 'tools/calculator.ts'],
+      ['--tools', 'tools/calculator.ts', '--allow-read', 'tools', '--allow-net'],
+    ]) {
+      expect(await callOnce(args, 'calculator', { expression: '2 + 2' })).toEqual({
+        isError: false,
+        text: '2 + 2 = 4',
+      });
     }
   });
 

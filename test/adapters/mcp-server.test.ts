@@ -47,7 +47,10 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
 
   test('hooks apply: a call blocked by beforeToolCall is an isError result with the reason', async () => {
     const { client, server } = await connect({ beforeToolCall: () => ({ block: true, reason: 'Not today.' }) });
-    expect(await client.callTool({ name: 'echo', arguments: { word: 'hi' } })).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Not today.' }] });
+    expect(await client.callTool({ name: 'echo', arguments: { word: 'hi' } })).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'Not today.' }],
+    });
     await server.close();
   });
 
@@ -57,7 +60,10 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
       () => undefined,
       (error: unknown) => error,
     );
-    expect(failure).toMatchObject({ code: -32602, message: expect.stringContaining('Tool "nope" not found. Available tools: echo.') });
+    expect(failure).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Tool "nope" not found. Available tools: echo.'),
+    });
     await server.close();
   });
 
@@ -66,7 +72,9 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
     // The in-memory transport hands messages over one at a time, so the SDK client's late notification
     // handling (see mcp-serve.test.ts) cannot drop the last one here.
-    await client.callTool({ name: 'echo', arguments: { word: 'hi' } }, undefined, { onprogress: (progress) => void seen.push(progress) });
+    await client.callTool({ name: 'echo', arguments: { word: 'hi' } }, undefined, {
+      onprogress: (progress) => void seen.push(progress),
+    });
     expect(seen).toEqual([
       { progress: 1, message: 'echoing' },
       { progress: 50, total: 100, message: '50%' },
@@ -77,7 +85,16 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
 
 describe('progressMessage', () => {
   test.each([
-    [{ content: [{ type: 'text' as const, text: 'a' }, { type: 'text' as const, text: 'b' }], details: { message: 'm' } }, 'ab'],
+    [
+      {
+        content: [
+          { type: 'text' as const, text: 'a' },
+          { type: 'text' as const, text: 'b' },
+        ],
+        details: { message: 'm' },
+      },
+      'ab',
+    ],
     [{ content: [], details: 'connecting' }, 'connecting'],
     [{ content: [], details: { message: 'm', percent: 10 } }, 'm'],
     [{ content: [], details: { percent: 12.5 } }, '12.5%'],

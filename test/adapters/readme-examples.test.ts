@@ -88,59 +88,123 @@ describe('README examples', () => {
     const server = createMcpServer(executor);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = new Client({ name: 'readme-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    const client = new Client(
+      { name: 'readme-test', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
     const questions: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request) => (questions.push(request.params.message), { action: 'accept', content: {} }));
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (request) => (questions.push(request.params.message), { action: 'accept', content: {} }),
+    );
     await client.connect(clientSide);
     const { tools } = await client.listTools();
-    expect(tools[0]).toMatchObject({ title: 'Deploy', annotations: { destructiveHint: true }, outputSchema: { required: ['service', 'ready'] } });
+    expect(tools[0]).toMatchObject({
+      title: 'Deploy',
+      annotations: { destructiveHint: true },
+      outputSchema: { required: ['service', 'ready'] },
+    });
     const progress: Array<{ progress: number; total?: number }> = [];
-    const result = await client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 2 } }, undefined, { onprogress: (p) => void progress.push(p) });
+    const result = await client.callTool({ name: 'deploy', arguments: { service: 'api', replicas: 2 } }, undefined, {
+      onprogress: (p) => void progress.push(p),
+    });
     expect(questions).toHaveLength(1);
     expect(result).toMatchObject({ isError: false, structuredContent: { service: 'api', ready: 2 } });
-    expect(progress).toEqual([{ progress: 1, total: 2, message: '1/2 ready' }, { progress: 2, total: 2, message: '2/2 ready' }]);
+    expect(progress).toEqual([
+      { progress: 1, total: 2, message: '1/2 ready' },
+      { progress: 2, total: 2, message: '2/2 ready' },
+    ]);
     await server.close();
   });
 
-  test.skipIf(unsupportedNode)('the AI SDK approval example runs with the SDK mock model: asked once, then the call runs', async () => {
-    const { runWithApprovals } = await import('../../src/adapters/ai-sdk/approval.examples.ts');
-    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
-    const model = new MockLanguageModelV4({
-      doGenerate: [
-        {
-          content: [{ type: 'tool-call', toolCallId: 'd', toolName: 'deploy', input: JSON.stringify({ service: 'api', replicas: 1 }) }],
-          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-          usage,
-          warnings: [],
-        },
-        { content: [{ type: 'text', text: 'Deployed.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
-      ],
-    });
-    const executor = await open({ tools: [deploy] });
-    const asked: string[] = [];
-    const text = await runWithApprovals(model, executor, 'deploy api', async (name, input) => (asked.push(`${name} ${JSON.stringify(input)}`), true));
-    expect(text).toBe('Deployed.');
-    expect(asked).toEqual(['deploy {"service":"api","replicas":1}']);
-    const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) => (message.role === 'tool' ? message.content : []));
-    expect(sent).toContainEqual(expect.objectContaining({ type: 'tool-result', output: { type: 'text', value: 'api: 1 ready' } }));
-  });
+  test.skipIf(unsupportedNode)(
+    'the AI SDK approval example runs with the SDK mock model: asked once, then the call runs',
+    async () => {
+      const { runWithApprovals } = await import('../../src/adapters/ai-sdk/approval.examples.ts');
+      const usage = {
+        inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+        outputTokens: { total: 1, text: 1, reasoning: 0 },
+      };
+      const model = new MockLanguageModelV4({
+        doGenerate: [
+          {
+            content: [
+              {
+                type: 'tool-call',
+                toolCallId: 'd',
+                toolName: 'deploy',
+                input: JSON.stringify({ service: 'api', replicas: 1 }),
+              },
+            ],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          },
+          {
+            content: [{ type: 'text', text: 'Deployed.' }],
+            finishReason: { unified: 'stop', raw: 'stop' },
+            usage,
+            warnings: [],
+          },
+        ],
+      });
+      const executor = await open({ tools: [deploy] });
+      const asked: string[] = [];
+      const text = await runWithApprovals(
+        model,
+        executor,
+        'deploy api',
+        async (name, input) => (asked.push(`${name} ${JSON.stringify(input)}`), true),
+      );
+      expect(text).toBe('Deployed.');
+      expect(asked).toEqual(['deploy {"service":"api","replicas":1}']);
+      const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) =>
+        message.role === 'tool' ? message.content : [],
+      );
+      expect(sent).toContainEqual(
+        expect.objectContaining({ type: 'tool-result', output: { type: 'text', value: 'api: 1 ready' } }),
+      );
+    },
+  );
 
   test.skipIf(unsupportedNode)('the AI SDK example runs with the SDK mock model', async () => {
     const { hashWithModel } = await import('../../src/adapters/ai-sdk/ai-sdk.examples.ts');
-    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+    const usage = {
+      inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: 1, text: 1, reasoning: 0 },
+    };
     const model = new MockLanguageModelV4({
       doGenerate: [
         {
-          content: [{ type: 'tool-call', toolCallId: 'h', toolName: 'hash', input: JSON.stringify({ text: 'hello', rounds: '1000' }) }],
+          content: [
+            {
+              type: 'tool-call',
+              toolCallId: 'h',
+              toolName: 'hash',
+              input: JSON.stringify({ text: 'hello', rounds: '1000' }),
+            },
+          ],
           finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
           usage,
           warnings: [],
         },
-        { content: [{ type: 'text', text: 'Here is the digest.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] },
+        {
+          content: [{ type: 'text', text: 'Here is the digest.' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        },
       ],
     });
     expect(await hashWithModel(model)).toBe('Here is the digest.');
-    const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) => (message.role === 'tool' ? message.content : []));
-    expect(sent).toEqual([expect.objectContaining({ type: 'tool-result', output: { type: 'text', value: expect.stringMatching(/^[0-9a-f]{64}$/) } })]);
+    const sent = model.doGenerateCalls[1]!.prompt.flatMap((message) =>
+      message.role === 'tool' ? message.content : [],
+    );
+    expect(sent).toEqual([
+      expect.objectContaining({
+        type: 'tool-result',
+        output: { type: 'text', value: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      }),
+    ]);
   });
 });

@@ -12,7 +12,19 @@ import { describe, expect, test } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Bottom to top. A file may import its own layer and those listed before it. */
-const LAYERS = ['core', 'tools', 'isolation', 'mcp-client', 'executor', 'models', 'agent', 'index', 'examples', 'adapters', 'cli'] as const;
+const LAYERS = [
+  'core',
+  'tools',
+  'isolation',
+  'mcp-client',
+  'executor',
+  'models',
+  'agent',
+  'index',
+  'examples',
+  'adapters',
+  'cli',
+] as const;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -77,7 +89,9 @@ describe('the layers of src/', () => {
 
   test('every folder of src/ is a known layer, and the root holds at most 8 files', () => {
     const top = readdirSync(join(root, 'src'), { withFileTypes: true });
-    const unknown = top.filter((entry) => entry.isDirectory() && !(LAYERS as readonly string[]).includes(entry.name)).map((entry) => entry.name);
+    const unknown = top
+      .filter((entry) => entry.isDirectory() && !(LAYERS as readonly string[]).includes(entry.name))
+      .map((entry) => entry.name);
     expect(unknown, 'a new folder needs its place in LAYERS (and docs/architecture.md)').toEqual([]);
     expect(top.filter((entry) => entry.isFile()).length).toBeLessThanOrEqual(8);
   });
@@ -106,6 +120,8 @@ describe('the layers of src/', () => {
 
   test('the check sees a cycle when there is one', () => {
     const graph: Record<string, string[]> = { a: ['b'], b: ['c'], c: ['a'], d: ['a'] };
-    expect(cycles(Object.keys(graph), (node) => graph[node] ?? []).map((group) => group.sort())).toEqual([['a', 'b', 'c']]);
+    expect(cycles(Object.keys(graph), (node) => graph[node] ?? []).map((group) => group.sort())).toEqual([
+      ['a', 'b', 'c'],
+    ]);
   });
 });

@@ -52,7 +52,11 @@ const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 async function pausedAgent(options: { secret?: string } = {}) {
   const log: string[] = [];
   const executor = await createExecutor({ tools: [payTool(log), refund] });
-  const agent = new Agent({ model: payments(), executor, ...(options.secret ? { snapshotSecret: options.secret } : {}) });
+  const agent = new Agent({
+    model: payments(),
+    executor,
+    ...(options.secret ? { snapshotSecret: options.secret } : {}),
+  });
   await agent.prompt('pay them');
   return { agent, executor, log, snapshot: clone(agent.snapshot()) };
 }
@@ -61,7 +65,13 @@ describe('the arguments approved are the arguments that run', () => {
   test.each(['inline', 'module'])('%s tool: prepareArguments does not run again on resume', async (kind) => {
     const { default: inline } = await import('../fixtures/approval/stamped.ts');
     const executor = await createExecutor({ tools: [kind === 'inline' ? inline : fixture('approval/stamped.ts')] });
-    const agent = new Agent({ model: scriptedModel([{ toolCalls: [{ id: 's1', name: 'stamped', arguments: { item: 'crate' } }] }, { text: 'ok' }]), executor });
+    const agent = new Agent({
+      model: scriptedModel([
+        { toolCalls: [{ id: 's1', name: 'stamped', arguments: { item: 'crate' } }] },
+        { text: 'ok' },
+      ]),
+      executor,
+    });
     await agent.prompt('stamp it');
     const [pending] = agent.pendingApprovals;
     const shown = pending!.args.ticket as string;
@@ -75,18 +85,26 @@ describe('a snapshot whose pending calls do not match its transcript is refused 
   test('other arguments than the transcript call has', async () => {
     const { executor, snapshot } = await pausedAgent();
     snapshot.approval!.pending[0]!.args = { amount: 90_000, to: 'cy' };
-    expect(() => new Agent({ model: payments(), executor, snapshot })).toThrow(/approval.*"big".*arguments.*not those of its tool call/);
+    expect(() => new Agent({ model: payments(), executor, snapshot })).toThrow(
+      /approval.*"big".*arguments.*not those of its tool call/,
+    );
   });
 
   test('another tool name than the transcript call has', async () => {
     const { executor, snapshot } = await pausedAgent();
     snapshot.approval!.pending[0]!.toolName = 'refund';
-    expect(() => new Agent({ model: payments(), executor, snapshot })).toThrow(/approval.*"big".*tool "refund".*call is for "pay"/);
+    expect(() => new Agent({ model: payments(), executor, snapshot })).toThrow(
+      /approval.*"big".*tool "refund".*call is for "pay"/,
+    );
   });
 
   test('an approval for a call that was never pending (its tool needs no approval)', async () => {
     const { executor, snapshot } = await pausedAgent();
-    (snapshot.approval as { approved: unknown[] }).approved.push({ toolCallId: 'back', toolName: 'refund', args: { amount: 7, to: 'dee' } });
+    (snapshot.approval as { approved: unknown[] }).approved.push({
+      toolCallId: 'back',
+      toolName: 'refund',
+      args: { amount: 7, to: 'dee' },
+    });
     expect(() => new Agent({ model: payments(), executor, snapshot })).toThrow(/approval.*"back".*needs no approval/);
   });
 
@@ -110,18 +128,26 @@ describe('snapshotSecret', () => {
 
   test('a change anywhere is refused, even one that keeps transcript and pending calls consistent', async () => {
     const { executor, snapshot } = await pausedAgent({ secret });
-    const call = (snapshot.messages.at(-1) as { content: Array<{ type: string; arguments?: Record<string, unknown> }> }).content.find((part) => part.type === 'toolCall')!;
+    const call = (
+      snapshot.messages.at(-1) as { content: Array<{ type: string; arguments?: Record<string, unknown> }> }
+    ).content.find((part) => part.type === 'toolCall')!;
     call.arguments = { amount: 90_000, to: 'cy' };
     snapshot.approval!.pending[0]!.args = { amount: 90_000, to: 'cy' };
-    expect(() => new Agent({ model: payments(), executor, snapshot, snapshotSecret: secret })).toThrow(/snapshot failed its integrity check/);
+    expect(() => new Agent({ model: payments(), executor, snapshot, snapshotSecret: secret })).toThrow(
+      /snapshot failed its integrity check/,
+    );
   });
 
   test('a snapshot signed with another secret, or not signed, is refused', async () => {
     const { executor, snapshot } = await pausedAgent({ secret: 'another secret entirely' });
-    expect(() => new Agent({ model: payments(), executor, snapshot, snapshotSecret: secret })).toThrow(/snapshot failed its integrity check/);
+    expect(() => new Agent({ model: payments(), executor, snapshot, snapshotSecret: secret })).toThrow(
+      /snapshot failed its integrity check/,
+    );
     const unsigned: AgentSnapshot = clone(snapshot);
     delete unsigned.integrity;
-    expect(() => new Agent({ model: payments(), executor, snapshot: unsigned, snapshotSecret: secret })).toThrow(/snapshot carries no integrity check/);
+    expect(() => new Agent({ model: payments(), executor, snapshot: unsigned, snapshotSecret: secret })).toThrow(
+      /snapshot carries no integrity check/,
+    );
   });
 });
 

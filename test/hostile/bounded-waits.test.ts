@@ -21,15 +21,18 @@ describe.each(['worker', 'process'] as const)('%s tier', (isolation) => {
   test.each([
     ['as a JSON string', deepJson],
     ['as an object', deepObject()],
-  ])('a value nested 200,000 levels deep inside valid arguments, %s: an error result at once, the next call is served', async (_how, args) => {
-    const executor = await open({ tools: [fixture('leftovers/any-data.ts')], isolation });
-    const started = Date.now();
-    const { results } = await executor.executeBatch([call('deep', 'any_data', args as never)]);
-    expect(Date.now() - started).toBeLessThan(2_000);
-    expect(textOf(results[0]!)).toMatch(/arguments for tool "any_data" nest deeper than 1000 levels/);
-    const next = await executor.executeBatch([call('next', 'any_data', { data: { a: { b: 1 } } })]);
-    expect(textOf(next.results[0]!)).toBe('depth 2');
-  });
+  ])(
+    'a value nested 200,000 levels deep inside valid arguments, %s: an error result at once, the next call is served',
+    async (_how, args) => {
+      const executor = await open({ tools: [fixture('leftovers/any-data.ts')], isolation });
+      const started = Date.now();
+      const { results } = await executor.executeBatch([call('deep', 'any_data', args as never)]);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(textOf(results[0]!)).toMatch(/arguments for tool "any_data" nest deeper than 1000 levels/);
+      const next = await executor.executeBatch([call('next', 'any_data', { data: { a: { b: 1 } } })]);
+      expect(textOf(next.results[0]!)).toBe('depth 2');
+    },
+  );
 
   test('a module that calls process.exit() at import: createExecutor names the module and the cause', async () => {
     await expect(createExecutor({ tools: [fixture('leftovers/exits-at-import.mjs')], isolation })).rejects.toThrow(
@@ -39,7 +42,13 @@ describe.each(['worker', 'process'] as const)('%s tier', (isolation) => {
 
   test('a module whose import never finishes (top-level await forever): createExecutor rejects within loadTimeoutMs, naming it', async () => {
     const started = Date.now();
-    await expect(createExecutor({ tools: [fixture('leftovers/awaits-forever.mjs')], isolation, workers: { loadTimeoutMs: 1_500 } })).rejects.toThrow(
+    await expect(
+      createExecutor({
+        tools: [fixture('leftovers/awaits-forever.mjs')],
+        isolation,
+        workers: { loadTimeoutMs: 1_500 },
+      }),
+    ).rejects.toThrow(
       /Tool module .*awaits-forever\.mjs did not finish loading within 1500 ms \(workers\.loadTimeoutMs\)/,
     );
     expect(Date.now() - started).toBeLessThan(1_500 + 5_000);

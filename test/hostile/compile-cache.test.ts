@@ -30,12 +30,21 @@ function scratch(): string {
   return folder;
 }
 
-function runHost(tmp: string, isolation: string, allowed: string, targets: string[] = []): { cache: string; reads: Record<string, string> } {
-  const host = spawnSync(process.execPath, ['--import', tsxLoader, fixture('cache/host.ts'), isolation, allowed, ...targets], {
-    encoding: 'utf8',
-    timeout: 90_000,
-    env: { ...process.env, TMPDIR: tmp },
-  });
+function runHost(
+  tmp: string,
+  isolation: string,
+  allowed: string,
+  targets: string[] = [],
+): { cache: string; reads: Record<string, string> } {
+  const host = spawnSync(
+    process.execPath,
+    ['--import', tsxLoader, fixture('cache/host.ts'), isolation, allowed, ...targets],
+    {
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, TMPDIR: tmp },
+    },
+  );
   const last = host.stdout.trim().split('\n').at(-1) ?? '';
   if (!last.startsWith('{')) throw new Error(`the host printed no result: ${host.stderr.slice(-2000)}`);
   return JSON.parse(last) as { cache: string; reads: Record<string, string> };
@@ -53,7 +62,7 @@ describe('a compile cache folder someone else made first is not used', () => {
   });
 
   // Only root can give a folder to another user; elsewhere the case above covers a folder that is not safe.
-  test.skipIf(uid !== 0)("one owned by another user", () => {
+  test.skipIf(uid !== 0)('one owned by another user', () => {
     const tmp = scratch();
     const squatted = join(tmp, `toolpool-modules-${uid}`);
     mkdirSync(squatted, { mode: 0o755 });
@@ -70,29 +79,32 @@ describe('a compile cache folder someone else made first is not used', () => {
   });
 });
 
-describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])('%s tier with permissions: a module reads nothing of the cache but its own', (isolation) => {
-  test("another module's compiled file (a key in its code) is denied", () => {
-    const tmp = scratch();
-    const allowed = join(tmp, 'allowed');
-    mkdirSync(allowed, { mode: 0o755 });
-    const { reads } = runHost(tmp, isolation, allowed);
-    expect(reads['other module']).toMatch(/^error: (ERR_ACCESS_DENIED|Access denied|ENOENT|EACCES)$/);
-  });
+describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])(
+  '%s tier with permissions: a module reads nothing of the cache but its own',
+  (isolation) => {
+    test("another module's compiled file (a key in its code) is denied", () => {
+      const tmp = scratch();
+      const allowed = join(tmp, 'allowed');
+      mkdirSync(allowed, { mode: 0o755 });
+      const { reads } = runHost(tmp, isolation, allowed);
+      expect(reads['other module']).toMatch(/^error: (ERR_ACCESS_DENIED|Access denied|ENOENT|EACCES)$/);
+    });
 
-  test('a node_modules folder planted in the temporary folder (beside the cache) is not granted', () => {
-    const tmp = scratch();
-    const allowed = join(tmp, 'allowed');
-    const secret = join(tmp, 'secret');
-    mkdirSync(allowed, { mode: 0o755 });
-    mkdirSync(secret, { mode: 0o755 });
-    writeFileSync(join(secret, '.env'), 'API_KEY=hunter2\n');
-    mkdirSync(join(tmp, 'node_modules'), { mode: 0o755 });
-    symlinkSync(secret, join(tmp, 'node_modules', 'planted'));
-    const target = join(tmp, 'node_modules', 'planted', '.env');
-    const { reads } = runHost(tmp, isolation, allowed, [target]);
-    expect(reads[target]).toMatch(/^error: (ERR_ACCESS_DENIED|Access denied|ENOENT|EACCES)$/);
-  });
-});
+    test('a node_modules folder planted in the temporary folder (beside the cache) is not granted', () => {
+      const tmp = scratch();
+      const allowed = join(tmp, 'allowed');
+      const secret = join(tmp, 'secret');
+      mkdirSync(allowed, { mode: 0o755 });
+      mkdirSync(secret, { mode: 0o755 });
+      writeFileSync(join(secret, '.env'), 'API_KEY=hunter2\n');
+      mkdirSync(join(tmp, 'node_modules'), { mode: 0o755 });
+      symlinkSync(secret, join(tmp, 'node_modules', 'planted'));
+      const target = join(tmp, 'node_modules', 'planted', '.env');
+      const { reads } = runHost(tmp, isolation, allowed, [target]);
+      expect(reads[target]).toMatch(/^error: (ERR_ACCESS_DENIED|Access denied|ENOENT|EACCES)$/);
+    });
+  },
+);
 
 /**
  * What a worker runs is what the host compiled: a tool (without
@@ -113,27 +125,43 @@ function runRewrite(isolation: string, what: 'module' | 'runtime') {
     env: { ...process.env, TMPDIR: tmp },
   });
   const last = host.stdout.trim().split('\n').at(-1) ?? '';
-  if (!last.startsWith('{')) throw new Error(`the host printed no result (status ${host.status}, signal ${host.signal}): ${host.stderr.slice(-2000)}`);
-  return JSON.parse(last) as { before: string; rewrite: string; after: string; bystander: string; attackerCodeRan: boolean };
+  if (!last.startsWith('{'))
+    throw new Error(
+      `the host printed no result (status ${host.status}, signal ${host.signal}): ${host.stderr.slice(-2000)}`,
+    );
+  return JSON.parse(last) as {
+    before: string;
+    rewrite: string;
+    after: string;
+    bystander: string;
+    attackerCodeRan: boolean;
+  };
 }
 
-describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])('%s tier: a rewritten compiled copy does not run', (isolation) => {
-  test("another module's compiled copy, rewritten, is not what its next worker or child runs", () => {
-    const seen = runRewrite(isolation, 'module');
-    expect(seen.before).toBe('genuine');
-    // The sandbox binds the cache read-only: the rewrite itself fails there.
-    if (isolation === 'sandbox') expect(seen.rewrite).toMatch(/^refused: .*(EROFS|read-only|EACCES)/);
-    else expect(seen.rewrite).toBe('written');
-    expect(seen.attackerCodeRan).toBe(false);
-    expect(seen.after).not.toContain('attacker code');
-    expect(seen.after).toMatch(isolation === 'sandbox' ? /^genuine$/ : /^(genuine|error: .*is not what toolpool compiled \(it was changed after compiling)/);
-    expect(seen.bystander).toBe('bystander');
-  }, 150_000);
+describe.each(['worker', 'process', ...(sandboxWorks ? ['sandbox'] : [])])(
+  '%s tier: a rewritten compiled copy does not run',
+  (isolation) => {
+    test("another module's compiled copy, rewritten, is not what its next worker or child runs", () => {
+      const seen = runRewrite(isolation, 'module');
+      expect(seen.before).toBe('genuine');
+      // The sandbox binds the cache read-only: the rewrite itself fails there.
+      if (isolation === 'sandbox') expect(seen.rewrite).toMatch(/^refused: .*(EROFS|read-only|EACCES)/);
+      else expect(seen.rewrite).toBe('written');
+      expect(seen.attackerCodeRan).toBe(false);
+      expect(seen.after).not.toContain('attacker code');
+      expect(seen.after).toMatch(
+        isolation === 'sandbox'
+          ? /^genuine$/
+          : /^(genuine|error: .*is not what toolpool compiled \(it was changed after compiling)/,
+      );
+      expect(seen.bystander).toBe('bystander');
+    }, 150_000);
 
-  test("toolpool's compiled worker runtime, rewritten, runs in no worker started afterwards", () => {
-    const seen = runRewrite(isolation, 'runtime');
-    expect(seen.attackerCodeRan).toBe(false);
-    expect(seen.after).toBe('genuine');
-    expect(seen.bystander).toBe('bystander');
-  }, 150_000);
-});
+    test("toolpool's compiled worker runtime, rewritten, runs in no worker started afterwards", () => {
+      const seen = runRewrite(isolation, 'runtime');
+      expect(seen.attackerCodeRan).toBe(false);
+      expect(seen.after).toBe('genuine');
+      expect(seen.bystander).toBe('bystander');
+    }, 150_000);
+  },
+);

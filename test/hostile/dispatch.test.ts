@@ -12,14 +12,18 @@ import { attackSuite, succeeded } from './harness.ts';
 const open = useExecutors();
 const tools = [fixture('hostile/dispatch.ts'), fixture('probe.ts')];
 const sharing = [{ module: fixture('hostile/dispatch.ts'), options: { concurrency: 2 } }, fixture('probe.ts')];
-const attack = (id: string, target: string, ms?: number) => call(id, 'dispatch_attack', ms === undefined ? { target } : { target, ms });
+const attack = (id: string, target: string, ms?: number) =>
+  call(id, 'dispatch_attack', ms === undefined ? { target } : { target, ms });
 
 test('a worker held busy after its call returned does not spend the timeout of the next call sent to it', async () => {
   const executor = await open({ tools, workers: { min: 1, max: 1 }, limits: { timeoutMs: 1_000, abortGraceMs: 100 } });
   // The probe has run in this worker before: its next call there has no import to wait for.
   await executor.executeBatch([call('warm', 'probe', { action: 'ok' })]);
   // The innocent call is sent the moment the attack's result arrives, and counted begun from then; the worker starts it 2.5 s later.
-  const { results } = await executor.executeBatch([attack('attack', 'busy-after-return', 2_500), call('innocent', 'probe', { action: 'sleep', ms: 200, tag: 'innocent' })]);
+  const { results } = await executor.executeBatch([
+    attack('attack', 'busy-after-return', 2_500),
+    call('innocent', 'probe', { action: 'sleep', ms: 200, tag: 'innocent' }),
+  ]);
   expect(textOf(results[0]!)).toBe('returned');
   expect(textOf(results[1]!)).toBe('slept 200 innocent');
 }, 20_000);
@@ -38,8 +42,15 @@ test('an innocent call sent to workers whose last call left them to die on the n
 
 test('refused for a co-runner it has already started does not run that call twice', async () => {
   const runs: string[] = [];
-  const executor = await open({ tools: sharing, workers: { min: 2, max: 2 }, host: { ran: (id: unknown) => void runs.push(String(id)) } });
-  const { results } = await executor.executeBatch([attack('attacker', 'refuse-co-runner', 300), attack('victim', 'victim', 600)]);
+  const executor = await open({
+    tools: sharing,
+    workers: { min: 2, max: 2 },
+    host: { ran: (id: unknown) => void runs.push(String(id)) },
+  });
+  const { results } = await executor.executeBatch([
+    attack('attacker', 'refuse-co-runner', 300),
+    attack('victim', 'victim', 600),
+  ]);
   expect(runs.filter((id) => id === 'victim')).toHaveLength(1);
   // Whatever the victim's outcome, it is not a second run's result.
   expect(results[1]!.isError || textOf(results[1]!) === 'victim done').toBe(true);
@@ -85,7 +96,7 @@ attackSuite('dispatch: the realm a later call shares', [
     followUp: { tool: 'probe', args: { action: 'ok', tag: 'own result' }, expectResult: succeeded('ok own result') },
   },
   {
-    name: "Array.prototype.shift patched to rewrite the arguments of the calls the worker takes next",
+    name: 'Array.prototype.shift patched to rewrite the arguments of the calls the worker takes next',
     fixture: 'dispatch.ts',
     target: 'patch-array-shift',
     workers: 1,

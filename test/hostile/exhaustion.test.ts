@@ -27,27 +27,33 @@ describe.each([
   const tool = `exhaust_${isolation}`;
   const tools = [fixture(`exhaustion/exhaust-${isolation}.ts`)];
 
-  test.skipIf(skip !== undefined)('a tool cannot open more than the child\'s RLIMIT_NOFILE (4096)', async () => {
+  test.skipIf(skip !== undefined)("a tool cannot open more than the child's RLIMIT_NOFILE (4096)", async () => {
     const executor = await createExecutor({ tools });
     const result = await run(executor, tool, { target: 'open-files', count: 6_000 });
     expect(textOf(result)).toMatch(/^opened (\d+), then EMFILE$/);
     expect(Number(/^opened (\d+)/.exec(textOf(result))![1])).toBeLessThan(4_096);
   });
 
-  test.skipIf(skip !== undefined)('a child left holding most of its descriptors is replaced: the next call of the module is served', async () => {
-    const executor = await createExecutor({ tools });
-    const first = await run(executor, tool, { target: 'open-files', count: 3_500 });
-    expect(textOf(first)).toBe('opened 3500');
-    // Without the replacement, 600 more would fail at 4096.
-    const next = await run(executor, tool, { target: 'open-files', count: 600 });
-    expect(textOf(next)).toBe('opened 600');
-  });
+  test.skipIf(skip !== undefined)(
+    'a child left holding most of its descriptors is replaced: the next call of the module is served',
+    async () => {
+      const executor = await createExecutor({ tools });
+      const first = await run(executor, tool, { target: 'open-files', count: 3_500 });
+      expect(textOf(first)).toBe('opened 3500');
+      // Without the replacement, 600 more would fail at 4096.
+      const next = await run(executor, tool, { target: 'open-files', count: 600 });
+      expect(textOf(next)).toBe('opened 600');
+    },
+  );
 });
 
 describe.skipIf(!sandboxWorks)('the sandbox', () => {
   test('is not root on the host, and cannot write /proc/sys or /sys (whoever runs the host)', async () => {
     const executor = await createExecutor({ tools: [fixture('exhaustion/exhaust-sandbox.ts')] });
-    const seen = JSON.parse(textOf(await run(executor, 'exhaust_sandbox', { target: 'whoami' }))) as Record<string, unknown>;
+    const seen = JSON.parse(textOf(await run(executor, 'exhaust_sandbox', { target: 'whoami' }))) as Record<
+      string,
+      unknown
+    >;
     expect(seen.hostUid).not.toBe(0);
     if (asRoot) expect(seen.uid).not.toBe(0);
     expect(seen.procSys).not.toBe('written');
@@ -55,7 +61,10 @@ describe.skipIf(!sandboxWorks)('the sandbox', () => {
   });
 
   test('/tmp holds at most maxMemoryMb: writing more ends with ENOSPC, the next call is served', async () => {
-    const executor = await createExecutor({ tools: [fixture('exhaustion/exhaust-sandbox.ts')], limits: { maxMemoryMb: 64 } });
+    const executor = await createExecutor({
+      tools: [fixture('exhaustion/exhaust-sandbox.ts')],
+      limits: { maxMemoryMb: 64 },
+    });
     const filled = textOf(await run(executor, 'exhaust_sandbox', { target: 'fill-tmp', count: 200 }));
     expect(filled).toMatch(/^wrote (\d+) MB, then ENOSPC$/);
     expect(Number(/^wrote (\d+)/.exec(filled)![1])).toBeLessThanOrEqual(64);

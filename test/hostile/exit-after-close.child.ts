@@ -11,4 +11,6 @@ const attack = await executor.executeBatch([call('attack', executor.definitions[
 const next = await executor.executeBatch([call('next', 'probe', { action: 'ok', tag: 'served' })]);
 const closing = Date.now();
 await executor.close();
-console.log(JSON.stringify({ attack: textOf(attack.results[0]!), next: textOf(next.results[0]!), closeMs: Date.now() - closing }));
+console.log(
+  JSON.stringify({ attack: textOf(attack.results[0]!), next: textOf(next.results[0]!), closeMs: Date.now() - closing }),
+);

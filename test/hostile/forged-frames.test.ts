@@ -13,7 +13,10 @@ const createExecutor = useExecutors();
 describe('forged frames from a process-tier tool', () => {
   // The ids are the host's request counter: the first call of a fresh executor is request 1.
   test('a 40-level DAG as details against a recursive outputSchema does not freeze the host', async () => {
-    const executor = await createExecutor({ tools: [fixture('walls/forge-frame.ts')], limits: { maxResultBytes: 1 << 20 } });
+    const executor = await createExecutor({
+      tools: [fixture('walls/forge-frame.ts')],
+      limits: { maxResultBytes: 1 << 20 },
+    });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
     try {
@@ -31,7 +34,10 @@ describe('forged frames from a process-tier tool', () => {
   });
 
   test('one 64 KiB part repeated 2,000 times by reference counts as 125 MiB against maxResultBytes', async () => {
-    const executor = await createExecutor({ tools: [fixture('walls/forge-frame.ts')], limits: { maxResultBytes: 1 << 20 } });
+    const executor = await createExecutor({
+      tools: [fixture('walls/forge-frame.ts')],
+      limits: { maxResultBytes: 1 << 20 },
+    });
     const { results } = await executor.executeBatch([call('c', 'forge_frame', { id: 1, mode: 'parts' })]);
     expect(results[0]!.isError).toBe(true);
     expect(textOf(results[0]!)).toMatch(/too large|expand|shared references/i);

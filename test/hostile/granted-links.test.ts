@@ -29,32 +29,48 @@ function layout() {
 }
 
 const refusal = (link: string, option: string) =>
-  expect.objectContaining({ message: expect.stringMatching(new RegExp(`permissions\\.${option} holds a symbolic link, "${link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}".*Remove the link.*grant its target.*isolation: "sandbox"`)) });
+  expect.objectContaining({
+    message: expect.stringMatching(
+      new RegExp(
+        `permissions\\.${option} holds a symbolic link, "${link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}".*Remove the link.*grant its target.*isolation: "sandbox"`,
+      ),
+    ),
+  });
 
 describe.each(['process', 'worker'] as const)('createExecutor, isolation %s, with permissions', (isolation) => {
   test('refuses an fsRead root holding a link to a file outside the roots (the link read the secret before)', async () => {
     const { read, outside, permissions } = layout();
     const link = join(read, 'deep', 'er', 'innocent.txt');
     symlinkSync(join(outside, 'secret.txt'), link);
-    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions })).rejects.toEqual(refusal(link, 'fsRead'));
+    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions })).rejects.toEqual(
+      refusal(link, 'fsRead'),
+    );
   });
 
   test('refuses an fsWrite root holding a link to a folder outside, and one to a file of an fsRead root', async () => {
     const first = layout();
     symlinkSync(first.outside, join(first.write, 'out'));
-    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: first.permissions })).rejects.toEqual(refusal(join(first.write, 'out'), 'fsWrite'));
+    await expect(
+      createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: first.permissions }),
+    ).rejects.toEqual(refusal(join(first.write, 'out'), 'fsWrite'));
     const second = layout();
     symlinkSync(join(second.read, 'data.txt'), join(second.write, 'data.txt'));
-    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: second.permissions })).rejects.toEqual(refusal(join(second.write, 'data.txt'), 'fsWrite'));
+    await expect(
+      createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: second.permissions }),
+    ).rejects.toEqual(refusal(join(second.write, 'data.txt'), 'fsWrite'));
   });
 
   test('refuses a dangling link that would lead outside, and a relative one', async () => {
     const first = layout();
     symlinkSync(join(first.outside, 'not-yet.txt'), join(first.write, 'later'));
-    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: first.permissions })).rejects.toEqual(refusal(join(first.write, 'later'), 'fsWrite'));
+    await expect(
+      createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: first.permissions }),
+    ).rejects.toEqual(refusal(join(first.write, 'later'), 'fsWrite'));
     const second = layout();
     symlinkSync('../outside/secret.txt', join(second.read, 'relative'));
-    await expect(createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: second.permissions })).rejects.toEqual(refusal(join(second.read, 'relative'), 'fsRead'));
+    await expect(
+      createExecutor({ tools: [fixture('walls/run-code.ts')], isolation, permissions: second.permissions }),
+    ).rejects.toEqual(refusal(join(second.read, 'relative'), 'fsRead'));
   });
 });
 

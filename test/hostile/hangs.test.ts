@@ -15,7 +15,10 @@ const flag = join(tmpdir(), 'toolpool-import-hang.flag');
 afterEach(() => rmSync(flag, { force: true }));
 
 test('a call queued behind a worker blocked in native code after return is served by another worker', async () => {
-  const executor = await open({ tools: [fixture('hostile/hangs.ts'), fixture('probe.ts')], workers: { min: 1, max: 1 } });
+  const executor = await open({
+    tools: [fixture('hostile/hangs.ts'), fixture('probe.ts')],
+    workers: { min: 1, max: 1 },
+  });
   const first = await executor.executeBatch([call('block', 'hang', { target: 'native-block-after-return' })]);
   expect(textOf(first.results[0]!)).toBe('returned');
   const next = await executor.executeBatch([call('next', 'probe', { action: 'ok', tag: 'served' })]);
@@ -23,7 +26,11 @@ test('a call queued behind a worker blocked in native code after return is serve
 });
 
 test('a call sent to a worker stuck importing its module ends at the load bound, and the pool recovers', async () => {
-  const executor = await open({ tools: [fixture('hostile/import-hangs-when-flagged.mjs'), fixture('probe.ts')], workers: { min: 1, max: 1, loadTimeoutMs: 10_000 }, limits: { timeoutMs: 500, abortGraceMs: 100 } });
+  const executor = await open({
+    tools: [fixture('hostile/import-hangs-when-flagged.mjs'), fixture('probe.ts')],
+    workers: { min: 1, max: 1, loadTimeoutMs: 10_000 },
+    limits: { timeoutMs: 500, abortGraceMs: 100 },
+  });
   writeFileSync(flag, 'hang');
   // The crash makes piscina start a replacement, which gets stuck importing the module.
   await executor.executeBatch([call('crash', 'import_sometimes_hangs', {})]);
@@ -56,7 +63,10 @@ test('close() while a tool ignores its signal ends the call and returns', async 
 
 test('a timeout ends a tool that ignores its signal and one that honours it, each with its own text', async () => {
   const executor = await open({ tools: [fixture('hostile/hangs.ts')], limits: { timeoutMs: 300, abortGraceMs: 100 } });
-  const { results } = await executor.executeBatch([call('1', 'hang', { target: 'ignore-signal' }), call('2', 'hang', { target: 'honour-signal' })]);
+  const { results } = await executor.executeBatch([
+    call('1', 'hang', { target: 'ignore-signal' }),
+    call('2', 'hang', { target: 'honour-signal' }),
+  ]);
   expect(textOf(results[0]!)).toMatch(/timed out after 300 ms .*killed after the grace period/);
   expect(textOf(results[1]!)).toMatch(/timed out after 300 ms .*stopped when its signal fired/);
 });

@@ -11,7 +11,13 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, test } from 'vitest';
-import { createExecutor, type Executor, type ExecutorOptions, type ToolEvent, type ToolResultMessage } from '../../src/index.ts';
+import {
+  createExecutor,
+  type Executor,
+  type ExecutorOptions,
+  type ToolEvent,
+  type ToolResultMessage,
+} from '../../src/index.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
 import { eventually, threadCount } from '../support/leaks.ts';
 
@@ -27,7 +33,11 @@ export interface AttackCase {
   expectResult: (result: ToolResultMessage) => void;
   expectHost?: (seen: HostSeen) => void;
   /** A later call on the same executor (with workers: 1, the attacker's worker slot): it must not pay for the attack. */
-  followUp?: { tool: 'self' | 'probe'; args: Record<string, unknown>; expectResult: (result: ToolResultMessage) => void };
+  followUp?: {
+    tool: 'self' | 'probe';
+    args: Record<string, unknown>;
+    expectResult: (result: ToolResultMessage) => void;
+  };
 }
 
 export interface HostSeen {
@@ -65,7 +75,9 @@ export function attackSuite(title: string, cases: AttackCase[]): void {
  */
 let warmedUp: Promise<void> | undefined;
 const warmUp = () =>
-  (warmedUp ??= Promise.all([stat(fileURLToPath(import.meta.url)), new Worker('', { eval: true }).terminate()]).then(() => undefined));
+  (warmedUp ??= Promise.all([stat(fileURLToPath(import.meta.url)), new Worker('', { eval: true }).terminate()]).then(
+    () => undefined,
+  ));
 
 export async function runAttack(attack: AttackCase): Promise<void> {
   await warmUp();
@@ -91,7 +103,9 @@ export async function runAttack(attack: AttackCase): Promise<void> {
     ]);
     attack.expectResult(batch.results[0]!);
     expect(batch.results[1]).toMatchObject({ isError: false, content: [{ type: 'text', text: 'sent 3 updates' }] });
-    const bystanderUpdates = events.flatMap((e) => (e.type === 'tool_update' && e.toolCallId === 'bystander' ? [textOf(e.partial)] : []));
+    const bystanderUpdates = events.flatMap((e) =>
+      e.type === 'tool_update' && e.toolCallId === 'bystander' ? [textOf(e.partial)] : [],
+    );
     expect(bystanderUpdates).toEqual(['update 1', 'update 2', 'update 3']);
     for (const key of POLLUTION) expect((Object.prototype as Record<string, unknown>)[key]).toBeUndefined();
     attack.expectHost?.({ hostCalls, events, executor });
@@ -117,7 +131,11 @@ const childScript = fileURLToPath(new URL('./exit-after-close.child.ts', import.
  * attack and a follow-up call, closes the executor and does nothing else:
  * the process must then exit by itself, in bounded time.
  */
-export function runInChild(fixtureName: string, target: string, timeoutMs = 80_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+export function runInChild(
+  fixtureName: string,
+  target: string,
+  timeoutMs = 80_000,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(process.execPath, ['--import', 'tsx', childScript, fixture(`hostile/${fixtureName}`), target], {

@@ -26,18 +26,60 @@ function slowEcho() {
 }
 
 attackSuite('host functions', [
-  { name: 'comlink get/set/construct messages on every port', fixture: 'host-functions.ts', target: 'comlink-on-ports', expectResult: brokeProtocol, expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
-  { name: 'constructor, __proto__, toString and friends are not host functions', fixture: 'host-functions.ts', target: 'inherited-names', expectResult: succeeded('constructor: absent, __proto__: absent, toString: absent, hasOwnProperty: absent, valueOf: absent') },
-  { name: 'an argument with a __proto__ key arrives as data and pollutes nothing', fixture: 'host-functions.ts', target: 'proto-argument', expectResult: (r) => { succeeded('echoed')(r); expect(r.details).toEqual({ keys: ['__proto__', 'plain'] }); }, expectHost: ({ hostCalls }) => expect(hostCalls).toEqual(['echo']) },
-  { name: 'a function as an argument is refused in the worker', fixture: 'host-functions.ts', target: 'function-argument', expectResult: succeeded(/^refused: Host call echo\(\) failed: its arguments cannot be sent/), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
-  { name: 'a host function kept and called after its call ended is refused', fixture: 'host-functions.ts', target: 'after-the-call', workers: 1, expectResult: succeeded('returned'), expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]) },
-  { name: '2,000 host calls at once are all answered', fixture: 'host-functions.ts', target: 'flood', expectResult: succeeded('echoed 2000') },
+  {
+    name: 'comlink get/set/construct messages on every port',
+    fixture: 'host-functions.ts',
+    target: 'comlink-on-ports',
+    expectResult: brokeProtocol,
+    expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]),
+  },
+  {
+    name: 'constructor, __proto__, toString and friends are not host functions',
+    fixture: 'host-functions.ts',
+    target: 'inherited-names',
+    expectResult: succeeded(
+      'constructor: absent, __proto__: absent, toString: absent, hasOwnProperty: absent, valueOf: absent',
+    ),
+  },
+  {
+    name: 'an argument with a __proto__ key arrives as data and pollutes nothing',
+    fixture: 'host-functions.ts',
+    target: 'proto-argument',
+    expectResult: (r) => {
+      succeeded('echoed')(r);
+      expect(r.details).toEqual({ keys: ['__proto__', 'plain'] });
+    },
+    expectHost: ({ hostCalls }) => expect(hostCalls).toEqual(['echo']),
+  },
+  {
+    name: 'a function as an argument is refused in the worker',
+    fixture: 'host-functions.ts',
+    target: 'function-argument',
+    expectResult: succeeded(/^refused: Host call echo\(\) failed: its arguments cannot be sent/),
+    expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]),
+  },
+  {
+    name: 'a host function kept and called after its call ended is refused',
+    fixture: 'host-functions.ts',
+    target: 'after-the-call',
+    workers: 1,
+    expectResult: succeeded('returned'),
+    expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]),
+  },
+  {
+    name: '2,000 host calls at once are all answered',
+    fixture: 'host-functions.ts',
+    target: 'flood',
+    expectResult: succeeded('echoed 2000'),
+  },
   {
     name: 'host-call arguments larger than maxResultBytes are refused before the host function runs',
     fixture: 'host-functions.ts',
     target: 'huge-argument',
     options: { limits: { maxResultBytes: 64 * 1024 } },
-    expectResult: succeeded(/^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(65536 bytes\)/),
+    expectResult: succeeded(
+      /^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(65536 bytes\)/,
+    ),
     expectHost: ({ hostCalls }) => expect(hostCalls).toEqual([]),
   },
   {
@@ -55,7 +97,6 @@ attackSuite('host functions', [
     },
   },
 ]);
-
 
 test('the host function table answers only its own listed functions, and never touches prototypes', async () => {
   const table = new HostFunctionTable({ echo: (value: unknown) => value });

@@ -39,22 +39,34 @@ async function expectBoundedError(hostile: ReturnType<typeof call>, pattern: Reg
 
 describe('hostile input', () => {
   test('arguments nested 200,000 levels deep', () => expectBoundedError(call('deep', 'probe', nested(200_000)), /./));
-  test('arguments nested 200,000 levels deep, as a JSON string', () => expectBoundedError(call('deep-json', 'probe', `${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`), /./));
+  test('arguments nested 200,000 levels deep, as a JSON string', () =>
+    expectBoundedError(call('deep-json', 'probe', `${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`), /./));
   test('a 1 MB tool name', () => expectBoundedError(call('name', 'x'.repeat(1 << 20), {}), /not found/));
   test('200,000 unknown properties', () => {
     const args: Record<string, unknown> = { n: 1 };
     for (let i = 0; i < 200_000; i++) args[`unknown${i}`] = i;
     return expectBoundedError(call('wide', 'strict', args), /Validation failed[\s\S]*and 199980 more/);
   });
-  test('a 1 MB string that is not JSON', () => expectBoundedError(call('junk', 'probe', `{${'x'.repeat(1 << 20)}`), /not valid JSON/));
+  test('a 1 MB string that is not JSON', () =>
+    expectBoundedError(call('junk', 'probe', `{${'x'.repeat(1 << 20)}`), /not valid JSON/));
   test('arguments with a getter that throws', () => {
     const args = { action: 'ok' };
-    Object.defineProperty(args, 'trap', { enumerable: true, get: () => { throw new Error('trap sprung'); } });
+    Object.defineProperty(args, 'trap', {
+      enumerable: true,
+      get: () => {
+        throw new Error('trap sprung');
+      },
+    });
     return expectBoundedError(call('getter', 'probe', args), /trap sprung/);
   });
   test('arguments that are a Proxy which throws on every trap', () => {
-    const trap = () => { throw new Error('proxy trap'); };
-    const args = new Proxy({}, { get: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap, has: trap });
+    const trap = () => {
+      throw new Error('proxy trap');
+    };
+    const args = new Proxy(
+      {},
+      { get: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap, has: trap },
+    );
     return expectBoundedError(call('proxy', 'probe', args as never), /proxy trap/);
   });
   test('arguments holding a BigInt and a cycle', () => {
@@ -62,13 +74,16 @@ describe('hostile input', () => {
     args.self = args;
     return expectBoundedError(call('odd', 'probe', args), /./);
   });
-  test('an array instead of an arguments object', () => expectBoundedError(call('array', 'probe', [1, 2, 3] as never), /must be a JSON object/));
+  test('an array instead of an arguments object', () =>
+    expectBoundedError(call('array', 'probe', [1, 2, 3] as never), /must be a JSON object/));
   test('a 1 MB call id is served', async () => {
     const batch = await executor.executeBatch([call('i'.repeat(1 << 20), 'probe', { action: 'ok', tag: 'long id' })]);
     expect(textOf(batch.results[0]!)).toBe('ok long id');
   });
   test('10,000 calls of unknown tools in one batch resolve', async () => {
-    const batch = await executor.executeBatch(Array.from({ length: 10_000 }, (_, i) => call(`c${i}`, `missing_${i}`, {})));
+    const batch = await executor.executeBatch(
+      Array.from({ length: 10_000 }, (_, i) => call(`c${i}`, `missing_${i}`, {})),
+    );
     expect(batch.results).toHaveLength(10_000);
     expect(batch.results.every((r) => r.isError)).toBe(true);
   });

@@ -37,7 +37,7 @@ const permissions: Permissions = { fsRead: [readRoot], fsWrite: [writeRoot] };
 const [major] = process.versions.node.split('.').map(Number) as [number];
 const hasSqlite = major >= 22;
 // module.registerHooks (in-thread resolve hooks) is what hides import() probes; Node 20 has none.
-const hasSyncHooks = typeof (await import('node:module') as { registerHooks?: unknown }).registerHooks === 'function';
+const hasSyncHooks = typeof ((await import('node:module')) as { registerHooks?: unknown }).registerHooks === 'function';
 
 const runners = new Map<string, ReturnType<typeof startRunner>>();
 /** One executor per set of permissions, shared by the cases (each child start costs seconds on a loaded machine). */
@@ -48,7 +48,11 @@ function runner(extra: Partial<Permissions> = {}) {
 }
 
 async function startRunner(extra: Partial<Permissions>) {
-  const executor = await create({ tools: [fixture('walls/run-code.ts')], permissions: { ...permissions, ...extra }, workers: { max: 2 } });
+  const executor = await create({
+    tools: [fixture('walls/run-code.ts')],
+    permissions: { ...permissions, ...extra },
+    workers: { max: 2 },
+  });
   return async (code: string) => {
     const { results } = await executor.executeBatch([call('c', 'run_code', { target: code })]);
     return textOf(results[0]!);
@@ -67,7 +71,9 @@ describe('V8 log files', () => {
     chmodSync(kept, 0o600);
     const run = await runner();
     for (const target of [kept, created]) {
-      const answer = await run(`require('node:v8').setFlagsFromString(${JSON.stringify(flags.replace('%s', target))}); return 'set'`);
+      const answer = await run(
+        `require('node:v8').setFlagsFromString(${JSON.stringify(flags.replace('%s', target))}); return 'set'`,
+      );
       expect(answer).toMatch(/ERR_ACCESS_DENIED.*v8\.setFlagsFromString is not available under permissions/);
     }
     // Three calls at once: the child's pool starts another worker (a new isolate, when V8 would open its log).
@@ -97,41 +103,70 @@ describe('V8 log files', () => {
   test('heap snapshots near the heap limit and the compile cache (files V8 and Node write unchecked) are refused', async () => {
     const run = await runner();
     expect(await run(`require('node:v8').setHeapSnapshotNearHeapLimit(1); return 'set'`)).toMatch(/ERR_ACCESS_DENIED/);
-    if (major >= 22) expect(await run(`require('node:module').enableCompileCache(${JSON.stringify(join(outside, 'cc'))}); return 'set'`)).toMatch(/ERR_ACCESS_DENIED/);
+    if (major >= 22)
+      expect(
+        await run(`require('node:module').enableCompileCache(${JSON.stringify(join(outside, 'cc'))}); return 'set'`),
+      ).toMatch(/ERR_ACCESS_DENIED/);
     expect(existsSync(join(outside, 'cc'))).toBe(false);
   });
 });
 
 const bwrap = await pidNamespaceSupport();
 
-describe.skipIf(!bwrap)('structure behind the guards, where bubblewrap works (it starts the process tier\'s PID namespace)', () => {
-  test('under permissions the child sees the file system read-only outside fsWrite: V8 cannot open a log file there even unguarded', () => {
-    const target = join(outside, 'unguarded-v8.log');
-    const inside = join(writeRoot, 'unguarded-v8.log');
-    const write = `const fs = require('node:fs'); const seen = [];
+describe.skipIf(!bwrap)(
+  "structure behind the guards, where bubblewrap works (it starts the process tier's PID namespace)",
+  () => {
+    test('under permissions the child sees the file system read-only outside fsWrite: V8 cannot open a log file there even unguarded', () => {
+      const target = join(outside, 'unguarded-v8.log');
+      const inside = join(writeRoot, 'unguarded-v8.log');
+      const write = `const fs = require('node:fs'); const seen = [];
       for (const path of ${JSON.stringify([join(outside, 'plain.txt'), join(writeRoot, 'plain.txt')])}) {
         try { fs.writeFileSync(path, 'x'); seen.push('wrote'); } catch (e) { seen.push(e.code); }
       }
       console.log(seen.join(','));`;
-    // No permission flags here: only the mounts stand between the process and the file.
-    const run = (logfile: string) =>
-      spawnSync(bwrap!, pidNamespaceArgs([process.execPath, '--log', `--logfile=${logfile}`, '--no-logfile-per-isolate', '-e', write], [writeRoot]), { encoding: 'utf8', env: {} });
-    // V8, refused its log file, logs to stdout instead; the script's own line is among its lines.
-    const outsideRun = run(target);
-    expect(outsideRun.stdout.split('\n')).toContain('EROFS,wrote');
-    expect(existsSync(target)).toBe(false);
-    expect(existsSync(join(outside, 'plain.txt'))).toBe(false);
-    run(inside);
-    expect(existsSync(inside)).toBe(true);
-  });
-});
+      // No permission flags here: only the mounts stand between the process and the file.
+      const run = (logfile: string) =>
+        spawnSync(
+          bwrap!,
+          pidNamespaceArgs(
+            [process.execPath, '--log', `--logfile=${logfile}`, '--no-logfile-per-isolate', '-e', write],
+            [writeRoot],
+          ),
+          { encoding: 'utf8', env: {} },
+        );
+      // V8, refused its log file, logs to stdout instead; the script's own line is among its lines.
+      const outsideRun = run(target);
+      expect(outsideRun.stdout.split('\n')).toContain('EROFS,wrote');
+      expect(existsSync(target)).toBe(false);
+      expect(existsSync(join(outside, 'plain.txt'))).toBe(false);
+      run(inside);
+      expect(existsSync(inside)).toBe(true);
+    });
+  },
+);
 
 describe.skipIf(!hasSqlite)('node:sqlite (Node 22+; Node 20 has no node:sqlite)', () => {
   test.each([
-    ['open a file', (db: string) => `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(db)}).exec('create table t(a)'); return 'opened'`],
-    ['ATTACH', (db: string) => `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(':memory:').exec(${JSON.stringify(`attach '${db}' as x; create table x.t(a)`)}); return 'attached'`],
-    ['VACUUM INTO', (db: string) => `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(':memory:').exec(${JSON.stringify(`create table t(a); vacuum into '${db}'`)}); return 'vacuumed'`],
-    ['ESM import', (db: string) => `const { DatabaseSync } = await import('node:sqlite'); new DatabaseSync(${JSON.stringify(db)}).exec('create table t(a)'); return 'opened'`],
+    [
+      'open a file',
+      (db: string) =>
+        `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(${JSON.stringify(db)}).exec('create table t(a)'); return 'opened'`,
+    ],
+    [
+      'ATTACH',
+      (db: string) =>
+        `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(':memory:').exec(${JSON.stringify(`attach '${db}' as x; create table x.t(a)`)}); return 'attached'`,
+    ],
+    [
+      'VACUUM INTO',
+      (db: string) =>
+        `const { DatabaseSync } = require('node:sqlite'); new DatabaseSync(':memory:').exec(${JSON.stringify(`create table t(a); vacuum into '${db}'`)}); return 'vacuumed'`,
+    ],
+    [
+      'ESM import',
+      (db: string) =>
+        `const { DatabaseSync } = await import('node:sqlite'); new DatabaseSync(${JSON.stringify(db)}).exec('create table t(a)'); return 'opened'`,
+    ],
   ])('%s outside the roots fails and creates nothing', async (_what, attack) => {
     const run = await runner();
     const db = join(outside, `${_what.replace(/\W/g, '')}.db`);
@@ -143,7 +178,10 @@ describe.skipIf(!hasSqlite)('node:sqlite (Node 22+; Node 20 has no node:sqlite)'
 describe('module resolution probes', () => {
   test('require.resolve answers the same for a file outside fsRead that exists and one that does not', async () => {
     const run = await runner();
-    const probe = (path: string) => run(`try { return 'found ' + require.resolve(${JSON.stringify(path)}); } catch (e) { return e.code + ' ' + e.message; }`);
+    const probe = (path: string) =>
+      run(
+        `try { return 'found ' + require.resolve(${JSON.stringify(path)}); } catch (e) { return e.code + ' ' + e.message; }`,
+      );
     const existing = await probe(join(outside, 'secret.txt'));
     const missing = await probe(join(outside, 'missing.txt'));
     expect(existing).not.toMatch(/^found/);
@@ -152,7 +190,10 @@ describe('module resolution probes', () => {
 
   test('require(dir) outside fsRead neither tells that it exists nor leaks its package.json main', async () => {
     const run = await runner();
-    const probe = (path: string) => run(`try { return 'loaded ' + require(${JSON.stringify(path)}); } catch (e) { return e.code + ' ' + e.message; }`);
+    const probe = (path: string) =>
+      run(
+        `try { return 'loaded ' + require(${JSON.stringify(path)}); } catch (e) { return e.code + ' ' + e.message; }`,
+      );
     const existing = await probe(join(outside, 'pkg'));
     const missing = await probe(join(outside, 'nopkg'));
     expect(existing).not.toContain('hidden-entry-name');
@@ -171,20 +212,28 @@ describe('module resolution probes', () => {
     expect(existing.replace('secret.txt', 'X')).toBe(missing.replace('missing.txt', 'X'));
   });
 
-  test.skipIf(!hasSyncHooks)('import() answers the same for a file outside fsRead that exists and one that does not (Node 22.15+; Node 20 has no in-thread resolve hooks)', async () => {
-    const run = await runner();
-    const probe = (path: string) => run(`try { await import(${JSON.stringify(path)}); return 'imported'; } catch (e) { return e.code + ' ' + e.message; }`);
-    const existing = await probe(join(outside, 'secret.txt'));
-    const missing = await probe(join(outside, 'missing.txt'));
-    expect(existing).not.toBe('imported');
-    expect(existing.replace('secret.txt', 'X')).toBe(missing.replace('missing.txt', 'X'));
-  });
+  test.skipIf(!hasSyncHooks)(
+    'import() answers the same for a file outside fsRead that exists and one that does not (Node 22.15+; Node 20 has no in-thread resolve hooks)',
+    async () => {
+      const run = await runner();
+      const probe = (path: string) =>
+        run(
+          `try { await import(${JSON.stringify(path)}); return 'imported'; } catch (e) { return e.code + ' ' + e.message; }`,
+        );
+      const existing = await probe(join(outside, 'secret.txt'));
+      const missing = await probe(join(outside, 'missing.txt'));
+      expect(existing).not.toBe('imported');
+      expect(existing.replace('secret.txt', 'X')).toBe(missing.replace('missing.txt', 'X'));
+    },
+  );
 
   test('a module inside fsRead still resolves and loads', async () => {
     writeFileSync(join(readRoot, 'granted.cjs'), 'module.exports = "granted module";');
     const run = await runner();
     expect(await run(`return require(${JSON.stringify(join(readRoot, 'granted.cjs'))})`)).toBe('granted module');
-    expect(await run(`return (await import(${JSON.stringify(join(readRoot, 'granted.cjs'))})).default`)).toBe('granted module');
+    expect(await run(`return (await import(${JSON.stringify(join(readRoot, 'granted.cjs'))})).default`)).toBe(
+      'granted module',
+    );
   });
 });
 
@@ -210,38 +259,52 @@ describe('Unix sockets', () => {
       socket.on('error', (e) => resolve('error ' + e.code + ' ' + e.message));
     })`;
 
-  test.each([[{}], [{ net: true }]] as const)('connecting to a socket file outside the roots fails (permissions %j)', async (extra) => {
-    const path = join(outside, `redis-${Object.keys(extra).length}.sock`);
-    const seen = await socketAt(path);
-    const run = await runner(extra);
-    expect(await run(connectTo(path))).toMatch(/^error ERR_ACCESS_DENIED/);
-    expect(await run(`return await new Promise((resolve) => {
+  test.each([[{}], [{ net: true }]] as const)(
+    'connecting to a socket file outside the roots fails (permissions %j)',
+    async (extra) => {
+      const path = join(outside, `redis-${Object.keys(extra).length}.sock`);
+      const seen = await socketAt(path);
+      const run = await runner(extra);
+      expect(await run(connectTo(path))).toMatch(/^error ERR_ACCESS_DENIED/);
+      expect(
+        await run(`return await new Promise((resolve) => {
       const request = require('node:http').get({ socketPath: ${JSON.stringify(path)}, path: '/' });
       request.on('response', () => resolve('answered'));
       request.on('error', (e) => resolve('error ' + e.code));
-    })`)).toBe('error ERR_ACCESS_DENIED');
-    expect(await run(`return await new Promise((resolve) => {
+    })`),
+      ).toBe('error ERR_ACCESS_DENIED');
+      expect(
+        await run(`return await new Promise((resolve) => {
       const socket = require('node:tls').connect({ path: ${JSON.stringify(path)}, rejectUnauthorized: false });
       socket.on('secureConnect', () => { socket.destroy(); resolve('connected'); });
       socket.on('error', (e) => resolve('error ' + e.code));
-    })`)).toBe('error ERR_ACCESS_DENIED');
-    expect(seen.connections).toBe(0);
-  });
+    })`),
+      ).toBe('error ERR_ACCESS_DENIED');
+      expect(seen.connections).toBe(0);
+    },
+  );
 
   test('listening on a socket path outside fsWrite is refused; abstract sockets are refused', async () => {
     const run = await runner({ net: true });
-    expect(await run(`require('node:net').createServer().listen(${JSON.stringify(join(outside, 'planted.sock'))}); return 'listening'`)).toMatch(/ERR_ACCESS_DENIED/);
+    expect(
+      await run(
+        `require('node:net').createServer().listen(${JSON.stringify(join(outside, 'planted.sock'))}); return 'listening'`,
+      ),
+    ).toMatch(/ERR_ACCESS_DENIED/);
     expect(existsSync(join(outside, 'planted.sock'))).toBe(false);
     expect(await run(connectTo('\0toolpool-abstract-probe'))).toMatch(/^error ERR_ACCESS_DENIED.*abstract/);
   });
 
-  test.skipIf(major >= 25)('a socket file inside fsWrite is reached (Node before 25; 25+ also needs permissions.net)', async () => {
-    const path = join(writeRoot, 'own.sock');
-    const seen = await socketAt(path);
-    const run = await runner();
-    expect(await run(connectTo(path))).toBe('connected');
-    expect(seen.connections).toBe(1);
-  });
+  test.skipIf(major >= 25)(
+    'a socket file inside fsWrite is reached (Node before 25; 25+ also needs permissions.net)',
+    async () => {
+      const path = join(writeRoot, 'own.sock');
+      const seen = await socketAt(path);
+      const run = await runner();
+      expect(await run(connectTo(path))).toBe('connected');
+      expect(seen.connections).toBe(1);
+    },
+  );
 });
 
 describe('links (what the permission model already refuses, kept as attacks)', () => {
@@ -255,7 +318,9 @@ describe('links (what the permission model already refuses, kept as attacks)', (
   ])('%s is refused', async (_what, template) => {
     const target = join(writeRoot, `planted-${_what.replace(/\W/g, '')}`);
     const run = await runner();
-    const answer = await run(template.replace('%o', JSON.stringify(join(outside, 'secret.txt'))).replace('%w', JSON.stringify(target)));
+    const answer = await run(
+      template.replace('%o', JSON.stringify(join(outside, 'secret.txt'))).replace('%w', JSON.stringify(target)),
+    );
     expect(answer).toMatch(/^error: ERR_ACCESS_DENIED/);
     expect(existsSync(target)).toBe(false);
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret\n');

@@ -31,11 +31,15 @@ writeFileSync(join(data, 'granted.txt'), 'granted\n');
 
 function readAs(isolation: string, cwd: string, paths: string[]): Record<string, string> {
   // tsx named by its file, so it is found wherever the host runs.
-  const host = spawnSync(process.execPath, ['--import', tsxLoader, fixture('permissions/host-in-folder.ts'), isolation, data, ...paths], {
-    cwd,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+  const host = spawnSync(
+    process.execPath,
+    ['--import', tsxLoader, fixture('permissions/host-in-folder.ts'), isolation, data, ...paths],
+    {
+      cwd,
+      encoding: 'utf8',
+      timeout: 90_000,
+    },
+  );
   const last = host.stdout.trim().split('\n').at(-1) ?? '';
   if (!last.startsWith('{')) throw new Error(`the host printed no result: ${host.stderr.slice(-2000)}`);
   return JSON.parse(last) as Record<string, string>;

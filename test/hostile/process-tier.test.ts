@@ -37,7 +37,11 @@ function tierWithFakeChild(mode: string, options: Partial<ProcessTierOptions> = 
     launch(spec) {
       if (launches++ >= hostileLaunches) return processLauncher.launch(spec);
       const flags = spec.nodeArgs.slice(0, -1); // the real child's flags, a hostile entry
-      return processLauncher.launch({ ...spec, nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')], env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode } });
+      return processLauncher.launch({
+        ...spec,
+        nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')],
+        env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
+      });
     },
   };
   const tier = new ProcessTier({
@@ -63,7 +67,8 @@ async function probeRef() {
 const limits = { ...DEFAULT_LIMITS, maxMemoryMb: 64, timeoutMs: 500, abortGraceMs: 100, maxResultBytes: 1 << 20 };
 const run = (tier: ProcessTier, ref: Awaited<ReturnType<typeof probeRef>>, tag = 'next'): Promise<RunOutcome> =>
   tier.execute({ callId: 'c', args: { action: 'ok', tag }, limits, onUpdate: () => {} }, ref);
-const errorOf = (outcome: RunOutcome) => (outcome.ok ? `(no error: ${JSON.stringify(outcome.result).slice(0, 100)})` : outcome.error);
+const errorOf = (outcome: RunOutcome) =>
+  outcome.ok ? `(no error: ${JSON.stringify(outcome.result).slice(0, 100)})` : outcome.error;
 
 describe('process tier: a hostile child main thread', () => {
   test.each([
@@ -75,7 +80,10 @@ describe('process tier: a hostile child main thread', () => {
     ['string-usage', /broke the protocol \(it sent an outcome with a malformed "usage" \("lots"\)\)/],
     ['oversized-result', /result is \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/],
     // Refused from the frame's header, before the host keeps its body.
-    ['oversized-frame', /broke the protocol \(it sent a frame of \d+ bytes, over the 1114112 bytes a message may have here\)/],
+    [
+      'oversized-frame',
+      /broke the protocol \(it sent a frame of \d+ bytes, over the 1114112 bytes a message may have here\)/,
+    ],
   ])('%s: the call gets an error, the child is replaced, the next call is served', async (mode, expected) => {
     const { tier, launches } = tierWithFakeChild(mode);
     try {
@@ -86,8 +94,20 @@ describe('process tier: a hostile child main thread', () => {
       // A broken protocol costs the child (the next call runs in a real one); an oversized result only costs the call.
       const replaced = mode !== 'oversized-result';
       // A real child relays what its worker measured; the fake one reports nothing.
-      const usage = replaced ? { usage: expect.objectContaining({ queuedMs: expect.any(Number), runningMs: expect.any(Number), heapUsedBytes: expect.any(Number) }) } : {};
-      expect(next).toEqual({ ok: true, result: expect.objectContaining({ content: [{ type: 'text', text: replaced ? 'ok next' : 'honest' }] }), ...usage });
+      const usage = replaced
+        ? {
+            usage: expect.objectContaining({
+              queuedMs: expect.any(Number),
+              runningMs: expect.any(Number),
+              heapUsedBytes: expect.any(Number),
+            }),
+          }
+        : {};
+      expect(next).toEqual({
+        ok: true,
+        result: expect.objectContaining({ content: [{ type: 'text', text: replaced ? 'ok next' : 'honest' }] }),
+        ...usage,
+      });
       expect(launches()).toBe(replaced ? 2 : 1);
     } finally {
       await tier.close();
@@ -98,7 +118,10 @@ describe('process tier: a hostile child main thread', () => {
     const { tier } = tierWithFakeChild('oversized-update');
     try {
       const seen: unknown[] = [];
-      const outcome = await tier.execute({ callId: 'c', args: { action: 'ok', tag: 'x' }, limits, onUpdate: (partial) => void seen.push(partial) }, await probeRef());
+      const outcome = await tier.execute(
+        { callId: 'c', args: { action: 'ok', tag: 'x' }, limits, onUpdate: (partial) => void seen.push(partial) },
+        await probeRef(),
+      );
       expect(errorOf(outcome)).toMatch(/update is \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/);
       expect(seen).toEqual([]);
     } finally {
@@ -106,12 +129,25 @@ describe('process tier: a hostile child main thread', () => {
     }
   });
 
-  test('host-call arguments larger than the running calls\' maxResultBytes are refused before the host function runs', async () => {
+  test("host-call arguments larger than the running calls' maxResultBytes are refused before the host function runs", async () => {
     let ran = 0;
-    const { tier } = tierWithFakeChild('host-huge-argument', { hostFunctions: { echo: async (value: unknown) => (ran++, value) } });
+    const { tier } = tierWithFakeChild('host-huge-argument', {
+      hostFunctions: { echo: async (value: unknown) => (ran++, value) },
+    });
     try {
       const outcome = await run(tier, await probeRef());
-      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: expect.stringMatching(/^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/) }] } });
+      expect(outcome).toMatchObject({
+        ok: true,
+        result: {
+          content: [
+            {
+              text: expect.stringMatching(
+                /^refused: Host call echo\(\) refused: its arguments are \d+ bytes, over the limit maxResultBytes \(1048576 bytes\)/,
+              ),
+            },
+          ],
+        },
+      });
       expect(ran).toBe(0);
     } finally {
       await tier.close();
@@ -135,7 +171,10 @@ describe('process tier: a hostile child main thread', () => {
     };
     const { tier } = tierWithFakeChild('host-flood', { hostFunctions: { echo } });
     try {
-      const outcome = await tier.execute({ callId: 'c', args: {}, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} }, await probeRef());
+      const outcome = await tier.execute(
+        { callId: 'c', args: {}, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} },
+        await probeRef(),
+      );
       const [answered, refused] = (outcome.ok ? textOf(outcome.result) : outcome.error).match(/\d+/g)!.map(Number);
       expect(answered! + refused!).toBe(6_000);
       expect(answered).toBeGreaterThanOrEqual(64 + 4_096);
@@ -177,42 +216,56 @@ describe('process tier: a hostile child main thread', () => {
     const { tier } = tierWithFakeChild('host-proto');
     try {
       const outcome = await run(tier, await probeRef());
-      expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'refused: Host call constructor() refused: it is not a function the host granted.' }] } });
+      expect(outcome).toMatchObject({
+        ok: true,
+        result: {
+          content: [{ text: 'refused: Host call constructor() refused: it is not a function the host granted.' }],
+        },
+      });
       expect(await run(tier, await probeRef())).toMatchObject({ ok: true });
     } finally {
       await tier.close();
     }
   });
 
-  test.skipIf(process.platform !== 'linux')("with permissions, the child's own main thread runs under the same permission flags", async () => {
-    const tiers = new Tiers({
-      minWorkers: 1,
-      maxWorkers: 1,
-      idleTimeoutMs: 1_000,
-      loadTimeoutMs: 5_000,
-      env: {},
-      permissions: { fsRead: [scratch] },
-      hostFunctions: {},
-      defaultMemoryMb: 64,
-      moduleFiles: [(await probeRef()).module, fixture('process-tier/fake-child.mjs')],
-    });
-    for (const mode of ['read-passwd', 'escape-via-worker']) {
-      const { tier } = tierWithFakeChild(mode, tiers.processOptions(), 1);
-      try {
-        const outcome = await run(tier, await probeRef());
-        // escape-via-worker: a worker started with execArgv: [] by a --allow-worker process would be unrestricted
-        expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'denied: ERR_ACCESS_DENIED' }] } });
-      } finally {
-        await tier.close();
+  test.skipIf(process.platform !== 'linux')(
+    "with permissions, the child's own main thread runs under the same permission flags",
+    async () => {
+      const tiers = new Tiers({
+        minWorkers: 1,
+        maxWorkers: 1,
+        idleTimeoutMs: 1_000,
+        loadTimeoutMs: 5_000,
+        env: {},
+        permissions: { fsRead: [scratch] },
+        hostFunctions: {},
+        defaultMemoryMb: 64,
+        moduleFiles: [(await probeRef()).module, fixture('process-tier/fake-child.mjs')],
+      });
+      for (const mode of ['read-passwd', 'escape-via-worker']) {
+        const { tier } = tierWithFakeChild(mode, tiers.processOptions(), 1);
+        try {
+          const outcome = await run(tier, await probeRef());
+          // escape-via-worker: a worker started with execArgv: [] by a --allow-worker process would be unrestricted
+          expect(outcome).toMatchObject({ ok: true, result: { content: [{ text: 'denied: ERR_ACCESS_DENIED' }] } });
+        } finally {
+          await tier.close();
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('process tier: what a tool can reach from its worker', () => {
   test('a nested worker with execArgv: [] (unrestricted in a --permission process) is refused', async () => {
-    const executor = await createExecutor({ tools: [fixture('process-tier/nested-worker-empty-argv.ts'), fixture('probe.ts')], permissions: { fsRead: [scratch] } });
-    const { results } = await executor.executeBatch([call('1', 'nested_worker_empty_argv'), call('2', 'probe', { action: 'ok' })]);
+    const executor = await createExecutor({
+      tools: [fixture('process-tier/nested-worker-empty-argv.ts'), fixture('probe.ts')],
+      permissions: { fsRead: [scratch] },
+    });
+    const { results } = await executor.executeBatch([
+      call('1', 'nested_worker_empty_argv'),
+      call('2', 'probe', { action: 'ok' }),
+    ]);
     expect(results[0]!.isError).toBe(true);
     expect(textOf(results[0]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
     expect(textOf(results[1]!)).toBe('ok');
@@ -221,10 +274,16 @@ describe('process tier: what a tool can reach from its worker', () => {
   test("/proc/self/environ shows only the clean env; the host's own environ is readable without permissions, denied with them", async () => {
     {
       const open = await createExecutor({ tools: [fixture('process-tier/read-environ.ts')], env: { VISIBLE: 'yes' } });
-      const locked = await createExecutor({ tools: [fixture('process-tier/read-environ.ts')], permissions: { fsRead: [scratch] } });
-      const read = async (executor: typeof open, target: string) => textOf((await executor.executeBatch([call('1', 'read_environ', { target })])).results[0]!);
+      const locked = await createExecutor({
+        tools: [fixture('process-tier/read-environ.ts')],
+        permissions: { fsRead: [scratch] },
+      });
+      const read = async (executor: typeof open, target: string) =>
+        textOf((await executor.executeBatch([call('1', 'read_environ', { target })])).results[0]!);
       // Only the clean env (plus PWD, the child's own working folder, which bubblewrap sets).
-      expect((await read(open, 'self')).split('\n').filter((line) => !line.startsWith('PWD='))).toEqual(['VISIBLE=yes']);
+      expect((await read(open, 'self')).split('\n').filter((line) => !line.startsWith('PWD='))).toEqual([
+        'VISIBLE=yes',
+      ]);
       // (procfs shows the environment the host was started with, so PATH stands for any secret in it.)
       if (await pidNamespaceSupport()) {
         // In its own PID namespace the child's parent is bubblewrap, started with the same clean env; the host's pid does not exist.
@@ -238,18 +297,25 @@ describe('process tier: what a tool can reach from its worker', () => {
   });
 
   // bash puts the secret on descriptor 300 without close-on-exec (Node marks only its low descriptors close-on-exec).
-  test.skipIf(!existsSync('/bin/bash'))('a secret the host holds on a descriptor without close-on-exec cannot be read by a tool (permissions on)', () => {
-    const secretFile = join(scratch, 'fd-secret.txt');
-    writeFileSync(secretFile, 'FD-SECRET-CONTENT');
-    const command = `exec 300<"$1"; exec "$2" --import tsx "$3" "$4"`;
-    const host = spawnSync('/bin/bash', ['-c', command, 'bash', secretFile, process.execPath, fixture('process-tier/host-with-fd.ts'), scratch], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(host.stderr).not.toMatch(/Error/);
-    expect(host.stdout).toContain('(nothing)');
-    expect(host.stdout).not.toContain('FD-SECRET-CONTENT');
-  });
+  test.skipIf(!existsSync('/bin/bash'))(
+    'a secret the host holds on a descriptor without close-on-exec cannot be read by a tool (permissions on)',
+    () => {
+      const secretFile = join(scratch, 'fd-secret.txt');
+      writeFileSync(secretFile, 'FD-SECRET-CONTENT');
+      const command = `exec 300<"$1"; exec "$2" --import tsx "$3" "$4"`;
+      const host = spawnSync(
+        '/bin/bash',
+        ['-c', command, 'bash', secretFile, process.execPath, fixture('process-tier/host-with-fd.ts'), scratch],
+        {
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      expect(host.stderr).not.toMatch(/Error/);
+      expect(host.stdout).toContain('(nothing)');
+      expect(host.stdout).not.toContain('FD-SECRET-CONTENT');
+    },
+  );
 
   test("a tool's kill(0) hits only the child's own session, not the host's process group", async () => {
     const outcome = await runDetachedHost('group');
@@ -274,7 +340,10 @@ describe('process tier: what a tool can reach from its worker', () => {
 /** Runs host-signalled.ts in a process group of its own, so a signal to "the host's group" cannot reach this test runner. */
 function runDetachedHost(target: 'group' | 'parent'): Promise<{ stdout: string; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
-    const host = spawn(process.execPath, [...tsx, fixture('process-tier/host-signalled.ts'), target], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    const host = spawn(process.execPath, [...tsx, fixture('process-tier/host-signalled.ts'), target], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     host.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const timer = setTimeout(() => host.kill('SIGKILL'), 60_000);
@@ -300,20 +369,25 @@ describe('process tier: the compile cache', () => {
 
   test('with permissions a tool cannot write into the cache, and fsWrite may not cover it', async () => {
     const compiled = await toRunnableModule(fixture('process-tier/victim.ts'));
-    const locked = await createExecutor({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsRead: [scratch], fsWrite: [scratch] } });
+    const locked = await createExecutor({
+      tools: [fixture('process-tier/write-file-at.ts')],
+      permissions: { fsRead: [scratch], fsWrite: [scratch] },
+    });
     const { results } = await locked.executeBatch([call('1', 'write_file_at', { target: compiled })]);
     expect(results[0]!.isError).toBe(true);
     expect(textOf(results[0]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
-    await expect(create({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsWrite: [tmpdir()] } })).rejects.toThrow(
-      /permissions.fsWrite .* contains toolpool's compile cache/,
-    );
+    await expect(
+      create({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsWrite: [tmpdir()] } }),
+    ).rejects.toThrow(/permissions.fsWrite .* contains toolpool's compile cache/);
   });
 });
 
 describe('process tier: the memory cap on this line', () => {
   test("Node's own reservation is measured, and maxMemoryMb is what a tool's Buffers get: half fits, twice is the limit", async () => {
     const reservation = await nodeReservation();
-    console.log(`Node ${process.version}: idle VmData ${reservation.baseMb} MB, +${reservation.perWorkerMb} MB per worker`);
+    console.log(
+      `Node ${process.version}: idle VmData ${reservation.baseMb} MB, +${reservation.perWorkerMb} MB per worker`,
+    );
     expect(reservation.baseMb).toBeGreaterThan(10);
     // One worker per child: the cap then holds no share of a worker the child never started (on Node 26 that
     // share is ~76 MB, enough for a 256 MB Buffer to fit under a 128 MB limit beside the 80 MB of slack).
@@ -324,7 +398,10 @@ describe('process tier: the memory cap on this line', () => {
     });
     const { results } = await executor.executeBatch([call('1', 'buffer_alloc', { mb: 64 })]);
     expect(textOf(results[0]!)).toBe('allocated 64 MB');
-    const bomb = await executor.executeBatch([call('2', 'buffer_alloc', { mb: 256 }), call('3', 'probe', { action: 'ok' })]);
+    const bomb = await executor.executeBatch([
+      call('2', 'buffer_alloc', { mb: 256 }),
+      call('3', 'probe', { action: 'ok' }),
+    ]);
     expect(bomb.results[0]!.isError).toBe(true);
     expect(textOf(bomb.results[0]!)).toMatch(/memory limit \(maxMemoryMb: 128 MB\)/);
     expect(textOf(bomb.results[1]!)).toBe('ok');
@@ -362,22 +439,43 @@ describe('permissions per line', () => {
   });
 
   // Only Node 25+ has a network permission; before it the next test shows the refusal instead.
-  test.runIf(permissionSupport().net).each(['worker', 'process'] as const)('Node 25+, %s tier: network denied under permissions unless net: true', async (isolation) => {
-    const denied = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch] } });
-    const allowed = await createExecutor({ tools: [fixture('process-tier/connect.ts')], isolation, permissions: { fsRead: [scratch], net: true } });
-    const reach = async (executor: typeof denied) => textOf((await executor.executeBatch([call('1', 'connect')])).results[0]!);
-    expect(await reach(denied)).toBe('ERR_ACCESS_DENIED');
-    expect(await reach(allowed)).toBe('ECONNREFUSED'); // reached the network; nothing listens on port 9
-  });
+  test.runIf(permissionSupport().net).each(['worker', 'process'] as const)(
+    'Node 25+, %s tier: network denied under permissions unless net: true',
+    async (isolation) => {
+      const denied = await createExecutor({
+        tools: [fixture('process-tier/connect.ts')],
+        isolation,
+        permissions: { fsRead: [scratch] },
+      });
+      const allowed = await createExecutor({
+        tools: [fixture('process-tier/connect.ts')],
+        isolation,
+        permissions: { fsRead: [scratch], net: true },
+      });
+      const reach = async (executor: typeof denied) =>
+        textOf((await executor.executeBatch([call('1', 'connect')])).results[0]!);
+      expect(await reach(denied)).toBe('ERR_ACCESS_DENIED');
+      expect(await reach(allowed)).toBe('ECONNREFUSED'); // reached the network; nothing listens on port 9
+    },
+  );
 
   // Node 25+ can enforce net: false; the test above shows it there.
-  test.runIf(!permissionSupport().net)('before Node 25: net: false cannot be enforced, so it is refused with what to do', async () => {
-    await expect(create({ tools: [fixture('probe.ts')], permissions: { net: false } })).rejects.toThrow(/net: false cannot be enforced on Node v\d+.*Node 25 or later.*sandbox/);
-  });
+  test.runIf(!permissionSupport().net)(
+    'before Node 25: net: false cannot be enforced, so it is refused with what to do',
+    async () => {
+      await expect(create({ tools: [fixture('probe.ts')], permissions: { net: false } })).rejects.toThrow(
+        /net: false cannot be enforced on Node v\d+.*Node 25 or later.*sandbox/,
+      );
+    },
+  );
 
   test('a host:port list needs the sandbox tier', async () => {
-    await expect(create({ tools: [fixture('probe.ts')], permissions: { net: ['api.example.com:443'] } })).rejects.toThrow(/permissions.net lists hosts, which only isolation "sandbox" can enforce/);
-    await expect(create({ tools: [], permissions: { net: 'yes' as never } })).rejects.toThrow(/permissions.net must be true, false or an array of "host:port"/);
+    await expect(
+      create({ tools: [fixture('probe.ts')], permissions: { net: ['api.example.com:443'] } }),
+    ).rejects.toThrow(/permissions.net lists hosts, which only isolation "sandbox" can enforce/);
+    await expect(create({ tools: [], permissions: { net: 'yes' as never } })).rejects.toThrow(
+      /permissions.net must be true, false or an array of "host:port"/,
+    );
   });
 });
 

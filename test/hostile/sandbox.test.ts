@@ -44,7 +44,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => abstractServer.listen(`\0${ABSTRACT_SOCKET}`, resolve));
 });
 afterAll(async () => {
-  await Promise.all([hostServer, otherServer, abstractServer].map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(
+    [hostServer, otherServer, abstractServer].map((server) => new Promise((resolve) => server.close(resolve))),
+  );
   rmSync(scratch, { recursive: true, force: true });
   rmSync(unboundHostPath, { force: true });
 });
@@ -59,7 +61,9 @@ async function listen(body: string): Promise<[Server, number]> {
 async function listenLow(body: string): Promise<[Server, number]> {
   for (let port = 988; port > 900; port--) {
     const server = createServer((_request, response) => response.end(body));
-    const ok = await new Promise<boolean>((resolve) => server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)));
+    const ok = await new Promise<boolean>((resolve) =>
+      server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)),
+    );
     if (ok) return [server, port];
   }
   throw new Error('no free port below 1024');
@@ -91,20 +95,79 @@ const withoutSecret = (result: ToolResultMessage) => {
 
 /** The rows of the README table, in the sandbox tier. */
 const tableRows: SandboxCase[] = [
-  { name: 'busy loop', fixture: 'busy-loop.ts', options: { limits: { timeoutMs: 300, abortGraceMs: 100 } }, expectResult: errorMatching(/timed out after 300 ms .*killed after the grace period/) },
-  { name: 'never-settling promise', fixture: 'never-settles.ts', options: { limits: { timeoutMs: 300, abortGraceMs: 100 } }, expectResult: errorMatching(/timed out after 300 ms .*killed/) },
-  { name: 'heap bomb', fixture: 'heap-bomb.ts', options: { limits: { maxMemoryMb: 64 } }, expectResult: errorMatching(/memory limit \(maxMemoryMb: 64 MB\)/) },
-  { name: 'Buffer bomb (the data cap holds the whole sandbox child)', fixture: 'sandbox-buffer-bomb.ts', options: { limits: { maxMemoryMb: 128 } }, expectResult: errorMatching(/memory limit \(maxMemoryMb: 128 MB\)/) },
-  { name: 'deep recursion', fixture: 'deep-recursion.ts', expectResult: errorMatching(/Maximum call stack size exceeded/) },
+  {
+    name: 'busy loop',
+    fixture: 'busy-loop.ts',
+    options: { limits: { timeoutMs: 300, abortGraceMs: 100 } },
+    expectResult: errorMatching(/timed out after 300 ms .*killed after the grace period/),
+  },
+  {
+    name: 'never-settling promise',
+    fixture: 'never-settles.ts',
+    options: { limits: { timeoutMs: 300, abortGraceMs: 100 } },
+    expectResult: errorMatching(/timed out after 300 ms .*killed/),
+  },
+  {
+    name: 'heap bomb',
+    fixture: 'heap-bomb.ts',
+    options: { limits: { maxMemoryMb: 64 } },
+    expectResult: errorMatching(/memory limit \(maxMemoryMb: 64 MB\)/),
+  },
+  {
+    name: 'Buffer bomb (the data cap holds the whole sandbox child)',
+    fixture: 'sandbox-buffer-bomb.ts',
+    options: { limits: { maxMemoryMb: 128 } },
+    expectResult: errorMatching(/memory limit \(maxMemoryMb: 128 MB\)/),
+  },
+  {
+    name: 'deep recursion',
+    fixture: 'deep-recursion.ts',
+    expectResult: errorMatching(/Maximum call stack size exceeded/),
+  },
   { name: 'process.exit', fixture: 'exit.ts', expectResult: errorMatching(/worker exited with code 3/) },
   { name: 'uncaught error in a timer', fixture: 'timer-throw.ts', expectResult: errorMatching(/boom from a timer/) },
-  { name: 'error after return', fixture: 'error-after-return.ts', expectResult: (r) => expect(textOf(r)).toBe('returned') },
-  { name: 'unhandled rejection after return', fixture: 'rejection-after-return.ts', expectResult: (r) => expect(textOf(r)).toBe('returned') },
-  { name: 'process.kill of its own pid', fixture: 'sandbox-kill-own-pid.ts', expectResult: errorMatching(/isolation process died \((signal SIGKILL|exit code 137)\)/) },
-  { name: 'native crash, SIGSEGV', fixture: 'sandbox-native-crash.ts', expectResult: errorMatching(/isolation process died \((signal SIGSEGV|exit code 139)\)/) },
-  { name: 'reading a secret from process.env', fixture: 'read-env.ts', target: () => 'TOOLPOOL_TEST_SECRET', expectResult: (r) => { expect(textOf(r)).toBe('(unset)'); expect(r.details).toEqual({ names: [] }); } },
-  { name: 'reading /etc/passwd without permissions', fixture: 'sandbox-read.ts', target: () => '/etc/passwd', expectResult: textMatching(/^failed: ENOENT$/) },
-  { name: 'reading /etc/passwd with permissions on', fixture: 'sandbox-read.ts', options: locked, target: () => '/etc/passwd', expectResult: textMatching(/^failed: (ENOENT|ERR_ACCESS_DENIED)$/) },
+  {
+    name: 'error after return',
+    fixture: 'error-after-return.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('returned'),
+  },
+  {
+    name: 'unhandled rejection after return',
+    fixture: 'rejection-after-return.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('returned'),
+  },
+  {
+    name: 'process.kill of its own pid',
+    fixture: 'sandbox-kill-own-pid.ts',
+    expectResult: errorMatching(/isolation process died \((signal SIGKILL|exit code 137)\)/),
+  },
+  {
+    name: 'native crash, SIGSEGV',
+    fixture: 'sandbox-native-crash.ts',
+    expectResult: errorMatching(/isolation process died \((signal SIGSEGV|exit code 139)\)/),
+  },
+  {
+    name: 'reading a secret from process.env',
+    fixture: 'read-env.ts',
+    target: () => 'TOOLPOOL_TEST_SECRET',
+    expectResult: (r) => {
+      expect(textOf(r)).toBe('(unset)');
+      expect(r.details).toEqual({ names: [] });
+    },
+  },
+  {
+    name: 'reading /etc/passwd without permissions',
+    fixture: 'sandbox-read.ts',
+    target: () => '/etc/passwd',
+    expectResult: textMatching(/^failed: ENOENT$/),
+  },
+  {
+    name: 'reading /etc/passwd with permissions on',
+    fixture: 'sandbox-read.ts',
+    options: locked,
+    target: () => '/etc/passwd',
+    expectResult: textMatching(/^failed: (ENOENT|ERR_ACCESS_DENIED)$/),
+  },
   {
     name: 'writing outside the granted folder',
     fixture: 'sandbox-write.ts',
@@ -127,35 +190,159 @@ const tableRows: SandboxCase[] = [
     expectResult: textMatching(/^failed: EROFS$/),
     expectHost: () => expect(existsSync(nodeModulesFile)).toBe(false),
   },
-  { name: 'spawning a child process: it runs inside the same sandbox', fixture: 'sandbox-spawn.ts', target: () => 'probe', expectResult: (r) => { expect(r.isError).toBe(false); expect(JSON.parse(textOf(r))).toMatchObject({ passwd: false }); } },
-  { name: 'spawning a child process with permissions on', fixture: 'spawn-child.ts', options: locked, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted|ENOENT/) },
-  { name: 'spawning a nested worker with permissions on', fixture: 'nested-worker.ts', options: locked, expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/) },
-  { name: 'loading a native addon with permissions on', fixture: 'native-addon.ts', options: locked, expectResult: errorMatching(/loading addons is disabled|ERR_DLOPEN_DISABLED/) },
-  { name: 'loading a native addon from a host path that is not bound', fixture: 'native-addon.ts', target: () => '/usr/lib/x86_64-linux-gnu/libz.so.1', expectResult: errorMatching(/cannot open shared object file|No such file/) },
-  { name: 'a 64 MiB result', fixture: 'huge-result.ts', expectResult: errorMatching(/result is \d+ bytes, over the limit maxResultBytes \(8388608 bytes\)/) },
-  { name: 'an update flood of 200,000 updates', fixture: 'update-flood.ts', expectResult: (r) => expect(textOf(r)).toBe('flood done') },
-  { name: 'a non-cloneable result (class instance with methods)', fixture: 'non-cloneable.ts', expectResult: errorMatching(/result.details.handle is an instance of Handle, not plain data/) },
-  { name: 'a result with a __proto__ key', fixture: 'proto-key.ts', expectResult: (r) => { expect(r.isError).toBe(false); expect(Object.getPrototypeOf(r.details)).toBe(Object.prototype); }, expectHost: () => expect(({} as Record<string, unknown>).polluted).toBeUndefined() },
-  { name: 'mutating Object.prototype inside the worker', fixture: 'mutate-prototype.ts', expectResult: (r) => expect(textOf(r)).toBe('mutated'), expectHost: () => expect(({} as Record<string, unknown>).hijacked).toBeUndefined() },
+  {
+    name: 'spawning a child process: it runs inside the same sandbox',
+    fixture: 'sandbox-spawn.ts',
+    target: () => 'probe',
+    expectResult: (r) => {
+      expect(r.isError).toBe(false);
+      expect(JSON.parse(textOf(r))).toMatchObject({ passwd: false });
+    },
+  },
+  {
+    name: 'spawning a child process with permissions on',
+    fixture: 'spawn-child.ts',
+    options: locked,
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted|ENOENT/),
+  },
+  {
+    name: 'spawning a nested worker with permissions on',
+    fixture: 'nested-worker.ts',
+    options: locked,
+    expectResult: errorMatching(/ERR_ACCESS_DENIED|Access to this API has been restricted/),
+  },
+  {
+    name: 'loading a native addon with permissions on',
+    fixture: 'native-addon.ts',
+    options: locked,
+    expectResult: errorMatching(/loading addons is disabled|ERR_DLOPEN_DISABLED/),
+  },
+  {
+    name: 'loading a native addon from a host path that is not bound',
+    fixture: 'native-addon.ts',
+    target: () => '/usr/lib/x86_64-linux-gnu/libz.so.1',
+    expectResult: errorMatching(/cannot open shared object file|No such file/),
+  },
+  {
+    name: 'a 64 MiB result',
+    fixture: 'huge-result.ts',
+    expectResult: errorMatching(/result is \d+ bytes, over the limit maxResultBytes \(8388608 bytes\)/),
+  },
+  {
+    name: 'an update flood of 200,000 updates',
+    fixture: 'update-flood.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('flood done'),
+  },
+  {
+    name: 'a non-cloneable result (class instance with methods)',
+    fixture: 'non-cloneable.ts',
+    expectResult: errorMatching(/result.details.handle is an instance of Handle, not plain data/),
+  },
+  {
+    name: 'a result with a __proto__ key',
+    fixture: 'proto-key.ts',
+    expectResult: (r) => {
+      expect(r.isError).toBe(false);
+      expect(Object.getPrototypeOf(r.details)).toBe(Object.prototype);
+    },
+    expectHost: () => expect(({} as Record<string, unknown>).polluted).toBeUndefined(),
+  },
+  {
+    name: 'mutating Object.prototype inside the worker',
+    fixture: 'mutate-prototype.ts',
+    expectResult: (r) => expect(textOf(r)).toBe('mutated'),
+    expectHost: () => expect(({} as Record<string, unknown>).hijacked).toBeUndefined(),
+  },
 ];
 
 /** What only an OS sandbox stops. */
 const sandboxRows: SandboxCase[] = [
   // Its parent is the sandbox's own init (bwrap), which ignores the signal; under a root host it is root's and refuses it.
-  { name: 'process.kill(process.ppid): the parent is the sandbox\'s own init', fixture: 'sandbox-signal.ts', target: () => 'ppid', expectResult: textMatching(asRoot ? /^refused: EPERM$/ : /^sent to 1 \(ppid 1\)$/) },
-  { name: 'kill -9 -1: only the sandbox\'s own processes', fixture: 'sandbox-signal.ts', target: () => 'all', expectResult: textMatching(/^(sent to -1|refused: ESRCH)/) }, // ESRCH: nothing else in the sandbox to signal
-  { name: 'kill(0), the process group: only the sandbox\'s own session', fixture: 'sandbox-signal.ts', target: () => 'group', expectResult: errorMatching(/isolation process died \((signal SIGKILL|exit code 137)\)/) },
-  { name: "process.kill of the host's pid: not visible", fixture: 'sandbox-signal.ts', target: () => String(process.pid), expectResult: textMatching(/^refused: ESRCH$/) },
-  { name: "reading the host's environment through /proc/<host pid>/environ", fixture: 'sandbox-read.ts', target: () => `/proc/${process.pid}/environ`, expectResult: (r) => { textMatching(/^failed: ENOENT$/)(r); withoutSecret(r); } },
-  { name: "reading /proc/1/environ (the sandbox's init, bwrap)", fixture: 'sandbox-read.ts', target: () => '/proc/1/environ', expectResult: withoutSecret },
+  {
+    name: "process.kill(process.ppid): the parent is the sandbox's own init",
+    fixture: 'sandbox-signal.ts',
+    target: () => 'ppid',
+    expectResult: textMatching(asRoot ? /^refused: EPERM$/ : /^sent to 1 \(ppid 1\)$/),
+  },
+  {
+    name: "kill -9 -1: only the sandbox's own processes",
+    fixture: 'sandbox-signal.ts',
+    target: () => 'all',
+    expectResult: textMatching(/^(sent to -1|refused: ESRCH)/),
+  }, // ESRCH: nothing else in the sandbox to signal
+  {
+    name: "kill(0), the process group: only the sandbox's own session",
+    fixture: 'sandbox-signal.ts',
+    target: () => 'group',
+    expectResult: errorMatching(/isolation process died \((signal SIGKILL|exit code 137)\)/),
+  },
+  {
+    name: "process.kill of the host's pid: not visible",
+    fixture: 'sandbox-signal.ts',
+    target: () => String(process.pid),
+    expectResult: textMatching(/^refused: ESRCH$/),
+  },
+  {
+    name: "reading the host's environment through /proc/<host pid>/environ",
+    fixture: 'sandbox-read.ts',
+    target: () => `/proc/${process.pid}/environ`,
+    expectResult: (r) => {
+      textMatching(/^failed: ENOENT$/)(r);
+      withoutSecret(r);
+    },
+  },
+  {
+    name: "reading /proc/1/environ (the sandbox's init, bwrap)",
+    fixture: 'sandbox-read.ts',
+    target: () => '/proc/1/environ',
+    expectResult: withoutSecret,
+  },
   // Under a root host the sandbox became nobody after it started: the kernel then keeps its own procfs files root's (EACCES).
-  { name: 'reading /proc/self/environ', fixture: 'sandbox-read.ts', target: () => '/proc/self/environ', expectResult: (r) => { textMatching(asRoot ? /^failed: EACCES$/ : /^read: /)(r); withoutSecret(r); } },
-  { name: 'reading a file beside the tool that was not granted', fixture: 'sandbox-read.ts', target: () => besideTheTool, expectResult: textMatching(/^failed: ENOENT$/) },
-  { name: 'reaching a host port on 127.0.0.1', fixture: 'sandbox-connect.ts', target: () => `127.0.0.1:${hostPort}`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
-  { name: 'fetching from a host port on 127.0.0.1', fixture: 'sandbox-fetch.ts', target: () => `http://127.0.0.1:${hostPort}/`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
-  { name: 'reaching a host service on an abstract Unix socket', fixture: 'sandbox-connect.ts', target: () => `unix:@${ABSTRACT_SOCKET}`, expectResult: textMatching(/^failed: ECONNREFUSED$/) },
-  { name: 'reaching the internet by address', fixture: 'sandbox-connect.ts', target: () => '1.1.1.1:443', expectResult: textMatching(/^failed: ENETUNREACH$/) },
-  { name: 'resolving a name (no DNS inside)', fixture: 'sandbox-fetch.ts', target: () => 'http://example.com/', expectResult: textMatching(/^failed: (EAI_AGAIN|ENOTFOUND)$/) },
+  {
+    name: 'reading /proc/self/environ',
+    fixture: 'sandbox-read.ts',
+    target: () => '/proc/self/environ',
+    expectResult: (r) => {
+      textMatching(asRoot ? /^failed: EACCES$/ : /^read: /)(r);
+      withoutSecret(r);
+    },
+  },
+  {
+    name: 'reading a file beside the tool that was not granted',
+    fixture: 'sandbox-read.ts',
+    target: () => besideTheTool,
+    expectResult: textMatching(/^failed: ENOENT$/),
+  },
+  {
+    name: 'reaching a host port on 127.0.0.1',
+    fixture: 'sandbox-connect.ts',
+    target: () => `127.0.0.1:${hostPort}`,
+    expectResult: textMatching(/^failed: ECONNREFUSED$/),
+  },
+  {
+    name: 'fetching from a host port on 127.0.0.1',
+    fixture: 'sandbox-fetch.ts',
+    target: () => `http://127.0.0.1:${hostPort}/`,
+    expectResult: textMatching(/^failed: ECONNREFUSED$/),
+  },
+  {
+    name: 'reaching a host service on an abstract Unix socket',
+    fixture: 'sandbox-connect.ts',
+    target: () => `unix:@${ABSTRACT_SOCKET}`,
+    expectResult: textMatching(/^failed: ECONNREFUSED$/),
+  },
+  {
+    name: 'reaching the internet by address',
+    fixture: 'sandbox-connect.ts',
+    target: () => '1.1.1.1:443',
+    expectResult: textMatching(/^failed: ENETUNREACH$/),
+  },
+  {
+    name: 'resolving a name (no DNS inside)',
+    fixture: 'sandbox-fetch.ts',
+    target: () => 'http://example.com/',
+    expectResult: textMatching(/^failed: (EAI_AGAIN|ENOTFOUND)$/),
+  },
   {
     name: "reopening its stdout and stderr through /proc/self/fd (the host's log file or terminal); descriptors the host leaked",
     fixture: 'sandbox-reopen-stdio.ts',
@@ -169,7 +356,13 @@ const sandboxRows: SandboxCase[] = [
     fixture: 'sandbox-spawn.ts',
     target: () => ORPHAN_MARKER,
     expectResult: textMatching(/^spawned \d+$/),
-    expectHost: async () => expect(await eventually(() => processesWith(ORPHAN_MARKER), (pids) => pids.length === 0)).toEqual([]),
+    expectHost: async () =>
+      expect(
+        await eventually(
+          () => processesWith(ORPHAN_MARKER),
+          (pids) => pids.length === 0,
+        ),
+      ).toEqual([]),
   },
 ];
 
@@ -201,7 +394,11 @@ describe('hostile tools in the sandbox tier', () => {
 
 describe('the network allowlist (permissions.net)', () => {
   const allowOnly = (entries: string[]) => ({ isolation: 'sandbox' as const, permissions: { net: entries } });
-  const tools = [fixture('hostile/sandbox-fetch.ts'), fixture('hostile/sandbox-connect.ts'), fixture('hostile/sandbox-raw-proxy.ts')];
+  const tools = [
+    fixture('hostile/sandbox-fetch.ts'),
+    fixture('hostile/sandbox-connect.ts'),
+    fixture('hostile/sandbox-raw-proxy.ts'),
+  ];
 
   test('a tool allowed 127.0.0.1:PORT fetches from it with plain fetch() and net.connect; another port stays unreachable', async () => {
     const executor = await createExecutor({ tools, ...allowOnly([`127.0.0.1:${hostPort}`]) });
@@ -220,7 +417,11 @@ describe('the network allowlist (permissions.net)', () => {
   });
 
   test("with Node's permission model on top (fsRead/fsWrite given), a listed target is still reached and another is not", async () => {
-    const executor = await createExecutor({ tools, isolation: 'sandbox', permissions: { fsRead: [scratch], fsWrite: [scratch], net: [`127.0.0.1:${hostPort}`] } });
+    const executor = await createExecutor({
+      tools,
+      isolation: 'sandbox',
+      permissions: { fsRead: [scratch], fsWrite: [scratch], net: [`127.0.0.1:${hostPort}`] },
+    });
     try {
       const { results } = await executor.executeBatch([
         call('allowed', 'sandbox_fetch', { target: `http://127.0.0.1:${hostPort}/` }),
@@ -234,20 +435,25 @@ describe('the network allowlist (permissions.net)', () => {
   });
 
   // Binding a port below 1024 on the host for the test server needs root; the sandbox side does not.
-  test.skipIf(process.getuid?.() !== 0)('a port below 1024 (the forwarder then listens with CAP_NET_BIND_SERVICE)', async () => {
-    const [server, port] = await listenLow('hello from a low port');
-    try {
-      const executor = await createExecutor({ tools, ...allowOnly([`localhost:${port}`]) });
+  test.skipIf(process.getuid?.() !== 0)(
+    'a port below 1024 (the forwarder then listens with CAP_NET_BIND_SERVICE)',
+    async () => {
+      const [server, port] = await listenLow('hello from a low port');
       try {
-        const { results } = await executor.executeBatch([call('low', 'sandbox_fetch', { target: `http://localhost:${port}/` })]);
-        expect(textOf(results[0]!)).toBe('fetched 200: hello from a low port');
+        const executor = await createExecutor({ tools, ...allowOnly([`localhost:${port}`]) });
+        try {
+          const { results } = await executor.executeBatch([
+            call('low', 'sandbox_fetch', { target: `http://localhost:${port}/` }),
+          ]);
+          expect(textOf(results[0]!)).toBe('fetched 200: hello from a low port');
+        } finally {
+          await executor.close();
+        }
       } finally {
-        await executor.close();
+        await new Promise((resolve) => server.close(resolve));
       }
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
+    },
+  );
 
   test('a listed host name resolves inside the sandbox to its forwarder; unlisted names do not resolve', async () => {
     const executor = await createExecutor({ tools, ...allowOnly([`localhost:${hostPort}`]) });
@@ -286,9 +492,17 @@ describe('the network allowlist (permissions.net)', () => {
   });
 
   test('a net list outside the sandbox tier, and malformed entries, are refused at createExecutor', async () => {
-    await expect(createExecutor({ tools: [], permissions: { net: ['127.0.0.1:80'] } })).rejects.toThrow(/only isolation "sandbox" can enforce/);
-    await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['10.0.0.1:80'] } })).rejects.toThrow(/outside 127.0.0.0\/8; list the host by name/);
-    await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com'] } })).rejects.toThrow(/must be "host:port"/);
-    await expect(createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com:0'] } })).rejects.toThrow(/port outside 1-65535/);
+    await expect(createExecutor({ tools: [], permissions: { net: ['127.0.0.1:80'] } })).rejects.toThrow(
+      /only isolation "sandbox" can enforce/,
+    );
+    await expect(
+      createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['10.0.0.1:80'] } }),
+    ).rejects.toThrow(/outside 127.0.0.0\/8; list the host by name/);
+    await expect(
+      createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com'] } }),
+    ).rejects.toThrow(/must be "host:port"/);
+    await expect(
+      createExecutor({ tools: [], isolation: 'sandbox', permissions: { net: ['example.com:0'] } }),
+    ).rejects.toThrow(/port outside 1-65535/);
   });
 });

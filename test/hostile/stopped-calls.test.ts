@@ -83,7 +83,9 @@ describe('worker tier: a thread that cannot be terminated is not reported as kil
     });
     const first = await executor.executeBatch([call('1', 'native_block', { action: 'pbkdf2', iterations })]);
     expect(first.results[0]!.isError).toBe(true);
-    expect(textOf(first.results[0]!)).toMatch(/timed out after 300 ms .*ignored its signal and could not be stopped: .*native call.* still runs/);
+    expect(textOf(first.results[0]!)).toMatch(
+      /timed out after 300 ms .*ignored its signal and could not be stopped: .*native call.* still runs/,
+    );
     const cpuAtFirst = ownCpuMs();
     // workers.max is 1 and the stuck thread holds it: the next call runs only once that thread ended.
     const second = await executor.executeBatch([call('2', 'native_block', { action: 'sleep', ms: 0 })]);
@@ -95,35 +97,42 @@ describe('worker tier: a thread that cannot be terminated is not reported as kil
   }, 120_000);
 });
 
-describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])('%s tier: a call that cannot be stopped inside the child takes the child with it', (isolation) => {
-  test('SIGKILLed: CPU released, the co-runner told the true cause, a fresh child for the next call', async () => {
-    const iterations = iterationsFor(20_000);
-    // Two tools of one factory module: one trust domain, so one child runs both. The bystander's own timeout is long,
-    // so it is still running when the stuck call's child is killed (about 1.8 s in: timeout, grace, then 1 s to see
-    // that the thread did not end).
-    const factory = fixture('walls/native-block-factory.ts');
-    const executor = await executors({
-      tools: [
-        { module: factory, options: { name: 'stuck_block' } },
-        { module: factory, options: { name: 'bystander_block' } },
-      ],
-      isolation,
-      workers: { min: 1, max: 2 },
-      limits: { timeoutMs: 500, abortGraceMs: 300 },
-      toolLimits: { bystander_block: { timeoutMs: 60_000 } },
-    });
-    // Warm the child up, so both calls below start at once in it (one thread each).
-    await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
-    const { results } = await executor.executeBatch([
-      call('stuck', 'stuck_block', { action: 'pbkdf2', iterations }),
-      call('bystander', 'bystander_block', { action: 'sleep', ms: 30_000 }),
-    ]);
-    expect(textOf(results[0]!)).toMatch(/^Tool timed out after 500 ms \(limit timeoutMs\); it ignored its signal and was killed after the grace period\.$/);
-    expect(results[1]!.isError).toBe(true);
-    expect(textOf(results[1]!)).toMatch(/SIGKILLed because another call running in it ignored its signal and could not be stopped/);
-    // Nothing of the child burns CPU any more (a stuck native call would burn about 1,500 ms of it here).
-    expect(await cpuMsOver(descendantsCpuMs, 1_500)).toBeLessThan(500);
-    const next = await executor.executeBatch([call('next', 'stuck_block', { action: 'sleep', ms: 0 })]);
-    expect(textOf(next.results[0]!)).toBe('slept 0');
-  }, 90_000);
-});
+describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])(
+  '%s tier: a call that cannot be stopped inside the child takes the child with it',
+  (isolation) => {
+    test('SIGKILLed: CPU released, the co-runner told the true cause, a fresh child for the next call', async () => {
+      const iterations = iterationsFor(20_000);
+      // Two tools of one factory module: one trust domain, so one child runs both. The bystander's own timeout is long,
+      // so it is still running when the stuck call's child is killed (about 1.8 s in: timeout, grace, then 1 s to see
+      // that the thread did not end).
+      const factory = fixture('walls/native-block-factory.ts');
+      const executor = await executors({
+        tools: [
+          { module: factory, options: { name: 'stuck_block' } },
+          { module: factory, options: { name: 'bystander_block' } },
+        ],
+        isolation,
+        workers: { min: 1, max: 2 },
+        limits: { timeoutMs: 500, abortGraceMs: 300 },
+        toolLimits: { bystander_block: { timeoutMs: 60_000 } },
+      });
+      // Warm the child up, so both calls below start at once in it (one thread each).
+      await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+      const { results } = await executor.executeBatch([
+        call('stuck', 'stuck_block', { action: 'pbkdf2', iterations }),
+        call('bystander', 'bystander_block', { action: 'sleep', ms: 30_000 }),
+      ]);
+      expect(textOf(results[0]!)).toMatch(
+        /^Tool timed out after 500 ms \(limit timeoutMs\); it ignored its signal and was killed after the grace period\.$/,
+      );
+      expect(results[1]!.isError).toBe(true);
+      expect(textOf(results[1]!)).toMatch(
+        /SIGKILLed because another call running in it ignored its signal and could not be stopped/,
+      );
+      // Nothing of the child burns CPU any more (a stuck native call would burn about 1,500 ms of it here).
+      expect(await cpuMsOver(descendantsCpuMs, 1_500)).toBeLessThan(500);
+      const next = await executor.executeBatch([call('next', 'stuck_block', { action: 'sleep', ms: 0 })]);
+      expect(textOf(next.results[0]!)).toBe('slept 0');
+    }, 90_000);
+  },
+);

@@ -40,55 +40,74 @@ const tiers: Array<{ isolation: Isolation; skip?: string }> = [
 ];
 
 describe.each(tiers)('trust domains, $isolation tier', ({ isolation, skip }) => {
-  test.skipIf(skip !== undefined)('no thread or process ever runs code of two modules, even with one worker', async () => {
-    const executor = await createExecutor({
-      tools: [domain('module-a'), domain('module-b'), domain('module-c')],
-      isolation,
-      workers: { min: 1, max: 1 },
-    });
-    const seen: Seen[] = [];
-    for (let round = 0; round < 4; round++) {
-      const batch = await executor.executeBatch([
-        call(`a${round}`, 'domain_a', { ms: 5 }),
-        call(`b${round}`, 'domain_b', { ms: 5 }),
-        call(`c${round}`, 'domain_c'),
-      ]);
-      seen.push(...batch.results.map(seenOf));
-    }
-    for (const name of ['domain_a', 'domain_b', 'domain_c']) {
-      const own = seen.filter((entry) => entry.module === name);
-      const others = seen.filter((entry) => entry.module !== name);
-      // Only its own code ever ran in the realms it ran in.
-      for (const entry of own) expect(entry.modules).toEqual([name]);
-      const threads = new Set(own.map((entry) => `${entry.process}/${entry.threadId}`));
-      for (const other of others) expect(threads.has(`${other.process}/${other.threadId}`)).toBe(false);
-      if (isolation !== 'worker') {
-        const processes = new Set(own.map((entry) => entry.process));
-        for (const other of others) expect(processes.has(other.process)).toBe(false);
+  test.skipIf(skip !== undefined)(
+    'no thread or process ever runs code of two modules, even with one worker',
+    async () => {
+      const executor = await createExecutor({
+        tools: [domain('module-a'), domain('module-b'), domain('module-c')],
+        isolation,
+        workers: { min: 1, max: 1 },
+      });
+      const seen: Seen[] = [];
+      for (let round = 0; round < 4; round++) {
+        const batch = await executor.executeBatch([
+          call(`a${round}`, 'domain_a', { ms: 5 }),
+          call(`b${round}`, 'domain_b', { ms: 5 }),
+          call(`c${round}`, 'domain_c'),
+        ]);
+        seen.push(...batch.results.map(seenOf));
       }
-    }
-  });
+      for (const name of ['domain_a', 'domain_b', 'domain_c']) {
+        const own = seen.filter((entry) => entry.module === name);
+        const others = seen.filter((entry) => entry.module !== name);
+        // Only its own code ever ran in the realms it ran in.
+        for (const entry of own) expect(entry.modules).toEqual([name]);
+        const threads = new Set(own.map((entry) => `${entry.process}/${entry.threadId}`));
+        for (const other of others) expect(threads.has(`${other.process}/${other.threadId}`)).toBe(false);
+        if (isolation !== 'worker') {
+          const processes = new Set(own.map((entry) => entry.process));
+          for (const other of others) expect(processes.has(other.process)).toBe(false);
+        }
+      }
+    },
+  );
 
-  test.skipIf(skip !== undefined)('builtins a module patches and leaves (outside the realm watch) never reach another module', async () => {
-    const executor = await createExecutor({ tools: [fixture('domains/tamper.ts'), fixture('domains/victim.ts')], isolation, workers: { min: 1, max: 1 } });
-    for (let round = 0; round < 3; round++) {
-      const batch = await executor.executeBatch([call(`t${round}`, 'tamper'), call(`v${round}`, 'victim', { word: 'delete' })]);
-      expect(textOf(batch.results[0]!)).toBe('patched');
-      expect(textOf(batch.results[1]!)).toBe('DELETE allowed=false');
-    }
-  });
+  test.skipIf(skip !== undefined)(
+    'builtins a module patches and leaves (outside the realm watch) never reach another module',
+    async () => {
+      const executor = await createExecutor({
+        tools: [fixture('domains/tamper.ts'), fixture('domains/victim.ts')],
+        isolation,
+        workers: { min: 1, max: 1 },
+      });
+      for (let round = 0; round < 3; round++) {
+        const batch = await executor.executeBatch([
+          call(`t${round}`, 'tamper'),
+          call(`v${round}`, 'victim', { word: 'delete' }),
+        ]);
+        expect(textOf(batch.results[0]!)).toBe('patched');
+        expect(textOf(batch.results[1]!)).toBe('DELETE allowed=false');
+      }
+    },
+  );
 
-  test.skipIf(skip !== undefined)('a factory module with different options is one domain: its tools may share a worker', async () => {
-    const executor = await createExecutor({
-      tools: [{ module: domain('factory'), options: { tag: 'x' } }, { module: domain('factory'), options: { tag: 'y' } }],
-      isolation,
-      workers: { min: 1, max: 1 },
-    });
-    const batch = await executor.executeBatch([call('x', 'domain_factory_x'), call('y', 'domain_factory_y')]);
-    const [x, y] = batch.results.map(seenOf);
-    expect(x!.process).toBe(y!.process);
-    expect(x!.threadId).toBe(y!.threadId);
-  });
+  test.skipIf(skip !== undefined)(
+    'a factory module with different options is one domain: its tools may share a worker',
+    async () => {
+      const executor = await createExecutor({
+        tools: [
+          { module: domain('factory'), options: { tag: 'x' } },
+          { module: domain('factory'), options: { tag: 'y' } },
+        ],
+        isolation,
+        workers: { min: 1, max: 1 },
+      });
+      const batch = await executor.executeBatch([call('x', 'domain_factory_x'), call('y', 'domain_factory_y')]);
+      const [x, y] = batch.results.map(seenOf);
+      expect(x!.process).toBe(y!.process);
+      expect(x!.threadId).toBe(y!.threadId);
+    },
+  );
 });
 
 describe('trust domains: sharing, the thread cap, reaping', () => {
@@ -110,7 +129,9 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
   });
 
   test('a trustDomain that is not a non-empty string is refused, naming the entry', async () => {
-    await expect(createExecutor({ tools: [{ module: domain('module-a'), trustDomain: '' }] })).rejects.toThrow(/tools\[0\]\.trustDomain/);
+    await expect(createExecutor({ tools: [{ module: domain('module-a'), trustDomain: '' }] })).rejects.toThrow(
+      /tools\[0\]\.trustDomain/,
+    );
   });
 
   test('the modules share one cap on threads: workers.max calls run at once across all of them', async () => {
@@ -127,7 +148,10 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
         leave: async () => void running--,
       },
     });
-    const calls = ['a', 'b', 'c'].flatMap((name) => [call(`${name}1`, `domain_${name}`), call(`${name}2`, `domain_${name}`)]);
+    const calls = ['a', 'b', 'c'].flatMap((name) => [
+      call(`${name}1`, `domain_${name}`),
+      call(`${name}2`, `domain_${name}`),
+    ]);
     const batch = await executor.executeBatch(calls);
     for (const result of batch.results) seenOf(result);
     expect(most).toBe(2);
@@ -137,7 +161,10 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
     // One thread for both modules; the probe holds it for 6 s. quick_prepare's deadline for reading its module is its
     // timeoutMs (100) + loadTimeoutMs (5,000): a deadline that started before the thread was free would end it at
     // 5.1 s, while the thread is still held. (The load bound is generous so a slow machine's import never trips it.)
-    const executor = await createExecutor({ tools: [fixture('probe.ts'), domain('quick-prepare')], workers: { min: 0, max: 1, loadTimeoutMs: 5_000 } });
+    const executor = await createExecutor({
+      tools: [fixture('probe.ts'), domain('quick-prepare')],
+      workers: { min: 0, max: 1, loadTimeoutMs: 5_000 },
+    });
     const holding = executor.executeBatch([call('hold', 'probe', { action: 'sleep', ms: 6_000 })]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const started = Date.now();
@@ -149,7 +176,10 @@ describe('trust domains: sharing, the thread cap, reaping', () => {
 
   test('an idle module pool is reaped; its next call starts it again', async () => {
     const before = threadCount();
-    const executor = await createExecutor({ tools: [domain('module-a'), domain('module-b')], workers: { min: 1, max: 2, idleTimeoutMs: 200 } });
+    const executor = await createExecutor({
+      tools: [domain('module-a'), domain('module-b')],
+      workers: { min: 1, max: 2, idleTimeoutMs: 200 },
+    });
     const first = await executor.executeBatch([call('a', 'domain_a'), call('b', 'domain_b')]);
     for (const result of first.results) seenOf(result);
     expect(await eventually(threadCount, (count) => count <= before, 8_000)).toBeLessThanOrEqual(before);

@@ -19,7 +19,10 @@ afterAll(() => {
   for (const burner of burners) burner.kill('SIGKILL');
 });
 
-function lastUpdateBeforeEnd(events: ToolEvent[], id: string): { last: string | undefined; endIndex: number; lastIndex: number } {
+function lastUpdateBeforeEnd(
+  events: ToolEvent[],
+  id: string,
+): { last: string | undefined; endIndex: number; lastIndex: number } {
   let last: string | undefined;
   let lastIndex = -1;
   let endIndex = -1;
@@ -42,7 +45,11 @@ test('under CPU load, the last of 200,000 updates arrives, and before tool_end, 
     events.push(event);
     if (event.type === 'tool_update') await new Promise((resolve) => setImmediate(resolve));
   });
-  const batch = await executor.executeBatch([call('a', 'update_flood'), call('b', 'update_flood'), call('c', 'update_flood')]);
+  const batch = await executor.executeBatch([
+    call('a', 'update_flood'),
+    call('b', 'update_flood'),
+    call('c', 'update_flood'),
+  ]);
   for (const id of ['a', 'b', 'c']) {
     expect(textOf(batch.results.find((r) => r.toolCallId === id)!)).toBe('flood done');
     const { last, endIndex, lastIndex } = lastUpdateBeforeEnd(events, id);

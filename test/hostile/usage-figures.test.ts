@@ -18,7 +18,11 @@ const hostReadsCpu = typeof (Worker.prototype as { cpuUsage?: unknown }).cpuUsag
 const MAX_MEMORY_MB = 64;
 
 async function endOf(target: string, isolation: 'worker' | 'process'): Promise<ToolEndEvent> {
-  const executor = await createExecutor({ tools: [fixture('hostile/protocol-forgery.ts')], isolation, limits: { maxMemoryMb: MAX_MEMORY_MB } });
+  const executor = await createExecutor({
+    tools: [fixture('hostile/protocol-forgery.ts')],
+    isolation,
+    limits: { maxMemoryMb: MAX_MEMORY_MB },
+  });
   let end: ToolEndEvent | undefined;
   executor.subscribe((event) => void (event.type === 'tool_end' && (end = event)));
   await executor.executeBatch([call('1', 'forge', { target })]);

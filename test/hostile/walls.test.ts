@@ -30,12 +30,19 @@ interface Seen {
 }
 
 function runHost(isolation: string, target: 'nested-inspector' | 'scan-memory', permissions = false): Seen {
-  const host = spawnSync(process.execPath, ['--import', 'tsx', fixture('walls/host.ts'), isolation, target, ...(permissions ? ['permissions'] : [])], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const host = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', fixture('walls/host.ts'), isolation, target, ...(permissions ? ['permissions'] : [])],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   const last = host.stdout.trim().split('\n').at(-1) ?? '';
-  if (!last.startsWith('{')) throw new Error(`the host printed no result (status ${host.status}, signal ${host.signal}): ${host.stderr.slice(-2000)}`);
+  if (!last.startsWith('{'))
+    throw new Error(
+      `the host printed no result (status ${host.status}, signal ${host.signal}): ${host.stderr.slice(-2000)}`,
+    );
   return JSON.parse(last) as Seen;
 }
 

@@ -4,7 +4,14 @@
  * pauses, snapshots and resumes as it does for toolpool's own tools.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Agent, createExecutor, scriptedModel, type AgentEvent, type Executor, type ToolResultMessage } from '../../src/index.ts';
+import {
+  Agent,
+  createExecutor,
+  scriptedModel,
+  type AgentEvent,
+  type Executor,
+  type ToolResultMessage,
+} from '../../src/index.ts';
 import { call, textOf } from '../support/executors.ts';
 import { stdioServer } from '../support/mcp-servers.ts';
 
@@ -32,10 +39,13 @@ async function paidByServer(): Promise<unknown[]> {
 }
 
 describe('needsApproval of an MCP server', () => {
-  test('a function gets the server\'s own tool name and the coerced arguments; a call it gates does not run without approval', async () => {
+  test("a function gets the server's own tool name and the coerced arguments; a call it gates does not run without approval", async () => {
     await paidByServer();
     asked.length = 0;
-    const { results } = await executor.executeBatch([call('big', 'bank_pay', { amount: '500', to: 'ann' }), call('small', 'bank_pay', { amount: 5, to: 'bob' })]);
+    const { results } = await executor.executeBatch([
+      call('big', 'bank_pay', { amount: '500', to: 'ann' }),
+      call('small', 'bank_pay', { amount: 5, to: 'bob' }),
+    ]);
     expect(asked).toEqual([
       { tool: 'pay', args: { amount: 500, to: 'ann' } },
       { tool: 'pay', args: { amount: 5, to: 'bob' } },
@@ -51,7 +61,9 @@ describe('needsApproval of an MCP server', () => {
   test('true gates every call; an approved call runs', async () => {
     const refused = await executor.executeBatch([call('v', 'vault_echo', { text: 'x' })]);
     expect(textOf(refused.results[0]!)).toMatch(/^Not run: "vault_echo" needs a person's approval/);
-    const approved = await executor.executeBatch([call('v', 'vault_echo', { text: 'x' })], { approvals: { approved: ['v'] } });
+    const approved = await executor.executeBatch([call('v', 'vault_echo', { text: 'x' })], {
+      approvals: { approved: ['v'] },
+    });
     expect(textOf(approved.results[0]!)).toBe('x');
   });
 
@@ -72,7 +84,10 @@ describe('needsApproval of an MCP server', () => {
     const ends: AgentEvent[] = [];
     first.subscribe((event) => void (event.type === 'agent_end' && ends.push(event)));
     await first.prompt('pay them');
-    expect(ends.at(-1)).toMatchObject({ reason: 'approval', pending: [{ toolCallId: 'big', args: { amount: 900, to: 'cy' } }, { toolCallId: 'huge' }] });
+    expect(ends.at(-1)).toMatchObject({
+      reason: 'approval',
+      pending: [{ toolCallId: 'big', args: { amount: 900, to: 'cy' } }, { toolCallId: 'huge' }],
+    });
     expect(await paidByServer()).toEqual([]); // nothing ran while it waits
 
     const saved = JSON.stringify(first.snapshot());

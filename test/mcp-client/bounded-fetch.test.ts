@@ -13,7 +13,10 @@ const bodies = new Map<string, { type: string; body: string }>();
 const event = (bytes: number, end: string) => `data: ${'x'.repeat(bytes)}${end}${end}`;
 bodies.set('/lf', { type: 'text/event-stream', body: Array.from({ length: 200 }, () => event(1024, '\n')).join('') });
 bodies.set('/cr', { type: 'text/event-stream', body: Array.from({ length: 200 }, () => event(1024, '\r')).join('') });
-bodies.set('/crlf', { type: 'text/event-stream', body: Array.from({ length: 200 }, () => event(1024, '\r\n')).join('') });
+bodies.set('/crlf', {
+  type: 'text/event-stream',
+  body: Array.from({ length: 200 }, () => event(1024, '\r\n')).join(''),
+});
 bodies.set('/big-event', { type: 'text/event-stream', body: event(1024, '\n') + event(4 * BOUND, '\n') });
 bodies.set('/small-json', { type: 'application/json', body: JSON.stringify({ text: 'x'.repeat(BOUND / 2) }) });
 bodies.set('/big-json', { type: 'application/json', body: JSON.stringify({ text: 'x'.repeat(4 * BOUND) }) });
@@ -42,11 +45,14 @@ async function read(path: string): Promise<{ text?: string; error?: string; prob
 }
 
 describe('boundedFetch', () => {
-  test.each(['/lf', '/cr', '/crlf'])('%s: many small events, far more than the bound in all, are read whole', async (path) => {
-    const { text, problems } = await read(path);
-    expect(problems).toEqual([]);
-    expect(text).toBe(bodies.get(path)!.body);
-  });
+  test.each(['/lf', '/cr', '/crlf'])(
+    '%s: many small events, far more than the bound in all, are read whole',
+    async (path) => {
+      const { text, problems } = await read(path);
+      expect(problems).toEqual([]);
+      expect(text).toBe(bodies.get(path)!.body);
+    },
+  );
 
   test('one event past the bound errors the stream and says why', async () => {
     const { error, problems } = await read('/big-event');

@@ -12,7 +12,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { bin, root, serveOverStdio } from '../support/mcp-serve.ts';
 import { MCP_SERVER, stdioServer } from '../support/mcp-servers.ts';
-import { openaiChunks as c, openaiTextReply, startOpenAIWireServer, type OpenAIWireServer } from '../support/openai-wire-server.ts';
+import {
+  openaiChunks as c,
+  openaiTextReply,
+  startOpenAIWireServer,
+  type OpenAIWireServer,
+} from '../support/openai-wire-server.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-mcp-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -44,43 +49,91 @@ describe('toolpool run --mcp-config', () => {
   });
   afterAll(() => model.close());
 
-  test('the agent gets the servers\' tools, which run caged', async () => {
+  test("the agent gets the servers' tools, which run caged", async () => {
     model.enqueue(
-      { kind: 'stream', chunks: [c.role(), c.toolCallStart(0, 'call_1', 'files_read'), c.toolCallArgs(0, '{"path": "/etc/passwd"}'), c.finish('tool_calls'), c.usage(10, 5)] },
+      {
+        kind: 'stream',
+        chunks: [
+          c.role(),
+          c.toolCallStart(0, 'call_1', 'files_read'),
+          c.toolCallArgs(0, '{"path": "/etc/passwd"}'),
+          c.finish('tool_calls'),
+          c.usage(10, 5),
+        ],
+      },
       openaiTextReply(['It cannot see that file.']),
     );
     const config = configFile({ files: sandboxed() });
-    const { code, stdout, stderr } = await toolpool(['run', '--mcp-config', config, '--model', 'openai:gpt-test', '--base-url', model.origin, 'Read /etc/passwd']);
+    const { code, stdout, stderr } = await toolpool([
+      'run',
+      '--mcp-config',
+      config,
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      model.origin,
+      'Read /etc/passwd',
+    ]);
     expect(stderr).toMatch(/✓ files_read#1/);
     expect(code).toBe(0);
     expect(stdout).toBe('It cannot see that file.\n');
     const first = model.requests.at(-2)!.body as { tools: Array<{ function: { name: string } }> };
-    expect(first.tools.map((tool) => tool.function.name)).toEqual(expect.arrayContaining(['files_echo', 'files_env', 'files_read']));
+    expect(first.tools.map((tool) => tool.function.name)).toEqual(
+      expect.arrayContaining(['files_echo', 'files_env', 'files_read']),
+    );
     const second = model.requests.at(-1)!.body as { messages: Array<Record<string, unknown>> };
     // The sandbox has no /etc/passwd of the host's.
     expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'failed: ENOENT' });
   });
 
   test('a misspelt key in the file is named with the known ones; a file of another shape says which shape', async () => {
-    const misspelt = await toolpool(['run', '--mcp-config', configFile({ files: { command: process.execPath, arg: [MCP_SERVER] } }), '--model', 'openai:gpt-test', '--base-url', model.origin, 'hi']);
+    const misspelt = await toolpool([
+      'run',
+      '--mcp-config',
+      configFile({ files: { command: process.execPath, arg: [MCP_SERVER] } }),
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      model.origin,
+      'hi',
+    ]);
     expect(misspelt.code).toBe(1);
-    expect(misspelt.stderr).toMatch(/^toolpool: --mcp-config .*\.json: unknown option "mcpServers\.files\.arg"; the known options of mcpServers\.files are command, args, env/);
+    expect(misspelt.stderr).toMatch(
+      /^toolpool: --mcp-config .*\.json: unknown option "mcpServers\.files\.arg"; the known options of mcpServers\.files are command, args, env/,
+    );
     const other = join(scratch, 'servers.json');
     writeFileSync(other, JSON.stringify({ servers: {} }));
-    const shape = await toolpool(['run', '--mcp-config', other, '--model', 'openai:gpt-test', '--base-url', model.origin, 'hi']);
+    const shape = await toolpool([
+      'run',
+      '--mcp-config',
+      other,
+      '--model',
+      'openai:gpt-test',
+      '--base-url',
+      model.origin,
+      'hi',
+    ]);
     expect(shape.code).toBe(1);
-    expect(shape.stderr).toMatch(/^toolpool: --mcp-config .*servers\.json: expected \{ "mcpServers": \{ "<name>": \{ "command": \.\.\./);
+    expect(shape.stderr).toMatch(
+      /^toolpool: --mcp-config .*servers\.json: expected \{ "mcpServers": \{ "<name>": \{ "command": \.\.\./,
+    );
   });
 });
 
 describe('toolpool serve --mcp-config', () => {
-  test('re-exposes the caged servers\' tools to an MCP client: schemas, calls, progress, errors', async () => {
-    const served = await serveOverStdio(['--mcp-config', configFile({ files: sandboxed(), plain: { ...stdioServer({ isolation: 'process' }) } })]);
+  test("re-exposes the caged servers' tools to an MCP client: schemas, calls, progress, errors", async () => {
+    const served = await serveOverStdio([
+      '--mcp-config',
+      configFile({ files: sandboxed(), plain: { ...stdioServer({ isolation: 'process' }) } }),
+    ]);
     try {
       const { tools } = await served.client.listTools();
       const names = tools.map((tool) => tool.name);
       expect(names).toEqual(expect.arrayContaining(['files_echo', 'files_progress', 'files_sum', 'plain_echo']));
-      expect(tools.find((tool) => tool.name === 'files_sum')?.outputSchema).toMatchObject({ type: 'object', properties: { sum: { type: 'number' } } });
+      expect(tools.find((tool) => tool.name === 'files_sum')?.outputSchema).toMatchObject({
+        type: 'object',
+        properties: { sum: { type: 'number' } },
+      });
 
       // What arrives on the wire, in order (the SDK client itself would drop a progress notification that comes
       // in one chunk with its result: it runs notification handlers a microtask after responses).
@@ -88,12 +141,16 @@ describe('toolpool serve --mcp-config', () => {
       const transport = served.client.transport!;
       const deliver = transport.onmessage!;
       transport.onmessage = (message, extra) => {
-        if ('method' in message && message.method === 'notifications/progress') wire.push(`progress ${(message.params as { progress: number }).progress}`);
+        if ('method' in message && message.method === 'notifications/progress')
+          wire.push(`progress ${(message.params as { progress: number }).progress}`);
         else if ('result' in message && (message.result as { content?: unknown }).content) wire.push('result');
         deliver(message, extra);
       };
       const result = await served.client.request(
-        { method: 'tools/call', params: { name: 'files_progress', arguments: { steps: 3 }, _meta: { progressToken: 'p1' } } },
+        {
+          method: 'tools/call',
+          params: { name: 'files_progress', arguments: { steps: 3 }, _meta: { progressToken: 'p1' } },
+        },
         CallToolResultSchema,
       );
       expect(result.content).toEqual([{ type: 'text', text: 'done after 3 steps' }]);

@@ -16,7 +16,9 @@ describe('a Streamable HTTP server', () => {
   let executor: Executor;
   beforeAll(async () => {
     server = await startHttpMcpServer({ token: 's3cret' });
-    executor = await createExecutor({ mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer s3cret' } } } });
+    executor = await createExecutor({
+      mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer s3cret' } } },
+    });
   });
   afterAll(async () => {
     await executor.close();
@@ -50,10 +52,17 @@ describe('a Streamable HTTP server', () => {
   });
 
   test('close() ends its session', async () => {
-    const other = await createExecutor({ mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer s3cret' } } } });
+    const other = await createExecutor({
+      mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer s3cret' } } },
+    });
     const before = server.sessions();
     await other.close();
-    expect(await eventually(() => server.sessions(), (count) => count === before - 1)).toBe(before - 1);
+    expect(
+      await eventually(
+        () => server.sessions(),
+        (count) => count === before - 1,
+      ),
+    ).toBe(before - 1);
   });
 });
 
@@ -73,13 +82,18 @@ describe('a Streamable HTTP server that', () => {
     const server = await startHttpMcpServer();
     const { url } = server;
     await server.close();
-    await expect(createExecutor({ mcpServers: { gone: { url } } })).rejects.toThrow(/^createExecutor: MCP server "gone" failed to start: .*(ECONNREFUSED|fetch failed)/);
+    await expect(createExecutor({ mcpServers: { gone: { url } } })).rejects.toThrow(
+      /^createExecutor: MCP server "gone" failed to start: .*(ECONNREFUSED|fetch failed)/,
+    );
   });
 
   test('stops answering (no answer to a ping after a timeout): the session is dropped, and the next call opens a new one', async () => {
     const server = await startHttpMcpServer({ mutePings: true });
     try {
-      const executor = await open({ mcpServers: { web: { url: server.url, timeoutMs: 200 } }, limits: { abortGraceMs: 200 } });
+      const executor = await open({
+        mcpServers: { web: { url: server.url, timeoutMs: 200 } },
+        limits: { abortGraceMs: 200 },
+      });
       const { results } = await executor.executeBatch([call('s', 'web_stubborn', { ms: 1_000 })]);
       expect(textOf(results[0]!)).toBe(
         'Tool timed out after 200 ms (limit timeoutMs); toolpool sent notifications/cancelled to MCP server "web". ' +
@@ -98,11 +112,16 @@ describe('a Streamable HTTP server that answers too much', () => {
     const server = await startHttpMcpServer({});
     try {
       // maxResultBytes 64 KiB: a message may be 2 x that plus 1 MiB, as a stdio server's line.
-      const executor = await open({ mcpServers: { web: { url: server.url } }, limits: { maxResultBytes: 64 * 1024, timeoutMs: 20_000 } });
+      const executor = await open({
+        mcpServers: { web: { url: server.url } },
+        limits: { maxResultBytes: 64 * 1024, timeoutMs: 20_000 },
+      });
       const started = Date.now();
       const { results } = await executor.executeBatch([call('big', 'web_big', { size: 4 * 1024 * 1024 })]);
       expect(results[0]!.isError).toBe(true);
-      expect(textOf(results[0]!)).toMatch(/^Tool crashed: MCP server "web" sent a message longer than \d+ bytes, so its session was dropped; later calls open a new one\.$/);
+      expect(textOf(results[0]!)).toMatch(
+        /^Tool crashed: MCP server "web" sent a message longer than \d+ bytes, so its session was dropped; later calls open a new one\.$/,
+      );
       expect(Date.now() - started).toBeLessThan(10_000); // not the call's timeout
       const next = await executor.executeBatch([call('ok', 'web_echo', { text: 'after' })]);
       expect(textOf(next.results[0]!)).toBe('after');

@@ -22,43 +22,61 @@ async function seen(executor: Awaited<ReturnType<typeof open>>, tool: string): P
 }
 
 describe('a call that outlives its time', () => {
-  test.each(['process', 'sandbox'] as const)('%s: a blocked server (no answer to the ping) is killed with the grandchild it started, and restarted for the next call', async (isolation) => {
-    const marker = `toolpool-grandchild-${randomUUID()}`;
-    const executor = await open({
-      mcpServers: { srv: stdioServer({ isolation, timeoutMs: 300 }) },
-      limits: { abortGraceMs: 300 },
-    });
-    const started = Date.now();
-    const { results } = await executor.executeBatch([call('b', 'srv_block', { marker })]);
-    expect(results[0]!.isError).toBe(true);
-    expect(textOf(results[0]!)).toBe(
-      'Tool timed out after 300 ms (limit timeoutMs); toolpool sent notifications/cancelled to MCP server "srv". ' +
-        'It did not answer a ping within 300 ms (abortGraceMs), so it was killed with everything it started, and is restarted for later calls.',
-    );
-    expect(Date.now() - started).toBeLessThan(3_000);
-    expect(await eventually(() => processesWith(marker), (pids) => pids.length === 0)).toEqual([]);
-    const next = await executor.executeBatch([call('e', 'srv_echo', { text: 'again' })]);
-    expect(textOf(next.results[0]!)).toBe('again');
-  });
+  test.each(['process', 'sandbox'] as const)(
+    '%s: a blocked server (no answer to the ping) is killed with the grandchild it started, and restarted for the next call',
+    async (isolation) => {
+      const marker = `toolpool-grandchild-${randomUUID()}`;
+      const executor = await open({
+        mcpServers: { srv: stdioServer({ isolation, timeoutMs: 300 }) },
+        limits: { abortGraceMs: 300 },
+      });
+      const started = Date.now();
+      const { results } = await executor.executeBatch([call('b', 'srv_block', { marker })]);
+      expect(results[0]!.isError).toBe(true);
+      expect(textOf(results[0]!)).toBe(
+        'Tool timed out after 300 ms (limit timeoutMs); toolpool sent notifications/cancelled to MCP server "srv". ' +
+          'It did not answer a ping within 300 ms (abortGraceMs), so it was killed with everything it started, and is restarted for later calls.',
+      );
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(
+        await eventually(
+          () => processesWith(marker),
+          (pids) => pids.length === 0,
+        ),
+      ).toEqual([]);
+      const next = await executor.executeBatch([call('e', 'srv_echo', { text: 'again' })]);
+      expect(textOf(next.results[0]!)).toBe('again');
+    },
+  );
 
   test('a server that ignores the cancellation but still answers is left running; the call says so', async () => {
-    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process', timeoutMs: 200 }) }, limits: { abortGraceMs: 500 } });
+    const executor = await open({
+      mcpServers: { srv: stdioServer({ isolation: 'process', timeoutMs: 200 }) },
+      limits: { abortGraceMs: 500 },
+    });
     await seen(executor, 'srv_seen');
     const { results } = await executor.executeBatch([call('s', 'srv_stubborn', { ms: 1_500 })]);
     expect(textOf(results[0]!)).toBe(
       'Tool timed out after 200 ms (limit timeoutMs); toolpool sent notifications/cancelled to MCP server "srv". The server still answers (it answered a ping), so it was left running.',
     );
     // The server got notifications/cancelled for the call (its handler's signal fired).
-    expect(await seen(executor, 'srv_seen')).toEqual([{ tool: 'stubborn', args: { ms: 1_500 } }, { cancelled: 'stubborn' }]);
+    expect(await seen(executor, 'srv_seen')).toEqual([
+      { tool: 'stubborn', args: { ms: 1_500 } },
+      { cancelled: 'stubborn' },
+    ]);
   });
 
-  test('the caller\'s abort cancels the call the same way', async () => {
+  test("the caller's abort cancels the call the same way", async () => {
     const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) } });
     await seen(executor, 'srv_seen');
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
-    const { results } = await executor.executeBatch([call('s', 'srv_sleep', { ms: 5_000 })], { signal: controller.signal });
-    expect(textOf(results[0]!)).toMatch(/^Tool call aborted; toolpool sent notifications\/cancelled to MCP server "srv"\. The server still answers/);
+    const { results } = await executor.executeBatch([call('s', 'srv_sleep', { ms: 5_000 })], {
+      signal: controller.signal,
+    });
+    expect(textOf(results[0]!)).toMatch(
+      /^Tool call aborted; toolpool sent notifications\/cancelled to MCP server "srv"\. The server still answers/,
+    );
     expect(await seen(executor, 'srv_seen')).toEqual([{ tool: 'sleep', args: { ms: 5_000 } }, { cancelled: 'sleep' }]);
   });
 });
@@ -66,10 +84,15 @@ describe('a call that outlives its time', () => {
 describe('a server that crashes', () => {
   test('mid-call: that call and its other calls in flight get an error naming the exit code; the next call restarts it', async () => {
     const executor = await open({ mcpServers: { srv: stdioServer() } });
-    const { results } = await executor.executeBatch([call('c', 'srv_crash', { code: 7, afterMs: 100 }), call('s', 'srv_sleep', { ms: 5_000 })]);
+    const { results } = await executor.executeBatch([
+      call('c', 'srv_crash', { code: 7, afterMs: 100 }),
+      call('s', 'srv_sleep', { ms: 5_000 }),
+    ]);
     for (const result of results) {
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/^Tool crashed: MCP server "srv" exited \(exit code 7\) during the call; toolpool restarts it for later calls\./);
+      expect(textOf(result)).toMatch(
+        /^Tool crashed: MCP server "srv" exited \(exit code 7\) during the call; toolpool restarts it for later calls\./,
+      );
     }
     const next = await executor.executeBatch([call('e', 'srv_echo', { text: 'back' })]);
     expect(textOf(next.results[0]!)).toBe('back');
@@ -100,7 +123,11 @@ describe('a server that crashes', () => {
 describe('close()', () => {
   test('ends every server and what it started (in its group, in a session of its own, in a sandbox)', async () => {
     const tag = `--tag=${randomUUID()}`;
-    const markers = { grouped: `grouped-${randomUUID()}`, detached: `detached-${randomUUID()}`, sandboxed: `sandboxed-${randomUUID()}` };
+    const markers = {
+      grouped: `grouped-${randomUUID()}`,
+      detached: `detached-${randomUUID()}`,
+      sandboxed: `sandboxed-${randomUUID()}`,
+    };
     const executor = await createExecutor({
       mcpServers: { proc: stdioServer({ isolation: 'process' }, [tag]), box: stdioServer({}, [tag]) },
     });
@@ -111,7 +138,13 @@ describe('close()', () => {
     ]);
     for (const marker of [tag, ...Object.values(markers)]) expect(processesWith(marker).length).toBeGreaterThan(0);
     await executor.close();
-    for (const marker of [tag, ...Object.values(markers)]) expect(await eventually(() => processesWith(marker), (pids) => pids.length === 0)).toEqual([]);
+    for (const marker of [tag, ...Object.values(markers)])
+      expect(
+        await eventually(
+          () => processesWith(marker),
+          (pids) => pids.length === 0,
+        ),
+      ).toEqual([]);
   });
 
   test('a call still running ends with an error result saying the executor was closed', async () => {

@@ -76,15 +76,23 @@ describe('a sandboxed server', () => {
     expect(await run(executor, 'box_read', { path: join(readable, 'data.txt') })).toBe('read: granted data');
     expect(await run(executor, 'box_read', { path: secret })).toBe('failed: ENOENT');
     expect(await run(executor, 'box_read', { path: '/etc/passwd' })).toBe('failed: ENOENT');
-    expect(await run(executor, 'box_read', { path: join(process.env.HOME ?? '/root', '.bashrc') })).toBe('failed: ENOENT');
-    expect(await run(executor, 'box_write', { path: join(writable, 'out.txt'), text: 'from the box' })).toBe(`wrote ${join(writable, 'out.txt')}`);
+    expect(await run(executor, 'box_read', { path: join(process.env.HOME ?? '/root', '.bashrc') })).toBe(
+      'failed: ENOENT',
+    );
+    expect(await run(executor, 'box_write', { path: join(writable, 'out.txt'), text: 'from the box' })).toBe(
+      `wrote ${join(writable, 'out.txt')}`,
+    );
     expect(readFileSync(join(writable, 'out.txt'), 'utf8')).toBe('from the box');
-    expect(await run(executor, 'box_write', { path: join(readable, 'data.txt'), text: 'changed' })).toMatch(/^failed: (EROFS|EACCES)$/);
-    expect(await run(executor, 'box_write', { path: join(MCP_FIXTURES, 'planted.mjs'), text: 'x' })).toMatch(/^failed: (EROFS|EACCES)$/);
+    expect(await run(executor, 'box_write', { path: join(readable, 'data.txt'), text: 'changed' })).toMatch(
+      /^failed: (EROFS|EACCES)$/,
+    );
+    expect(await run(executor, 'box_write', { path: join(MCP_FIXTURES, 'planted.mjs'), text: 'x' })).toMatch(
+      /^failed: (EROFS|EACCES)$/,
+    );
     expect(readFileSync(join(readable, 'data.txt'), 'utf8')).toBe('granted data');
   });
 
-  test('its environment is its env and nothing of the host\'s', async () => {
+  test("its environment is its env and nothing of the host's", async () => {
     process.env.TOOLPOOL_HOST_SECRET = 'host secret';
     try {
       expect(JSON.parse(await run(executor, 'box_env'))).toEqual({ GREETING: 'only this' });
@@ -94,12 +102,16 @@ describe('a sandboxed server', () => {
   });
 
   test('it reaches the listed host:port and nothing else', async () => {
-    expect(await run(executor, 'box_connect', { host: '127.0.0.1', port: allowed.port })).toBe('got: hello from the allowed port');
+    expect(await run(executor, 'box_connect', { host: '127.0.0.1', port: allowed.port })).toBe(
+      'got: hello from the allowed port',
+    );
     expect(await run(executor, 'box_connect', { host: '127.0.0.1', port: other.port })).toBe('failed: ECONNREFUSED');
-    expect(await run(executor, 'box_connect', { host: 'example.com', port: 80 })).toMatch(/^failed: (ENOTFOUND|EAI_AGAIN)$/);
+    expect(await run(executor, 'box_connect', { host: 'example.com', port: 80 })).toMatch(
+      /^failed: (ENOTFOUND|EAI_AGAIN)$/,
+    );
   });
 
-  test('it has a PID namespace of its own: the host\'s processes are neither there nor reachable', async () => {
+  test("it has a PID namespace of its own: the host's processes are neither there nor reachable", async () => {
     const ids = JSON.parse(await run(executor, 'box_ids')) as { pid: number; uid: number; pids: number[] };
     expect(ids.pids.length).toBeLessThanOrEqual(4); // bwrap, toolpool's entry, the server
     expect(ids.pids).not.toContain(process.pid);
@@ -110,7 +122,7 @@ describe('a sandboxed server', () => {
 });
 
 describe('a sandboxed server without a net list', () => {
-  test('runs without toolpool\'s Node entry: still nobody under a root host, its env only, no network, its own PID namespace', async () => {
+  test("runs without toolpool's Node entry: still nobody under a root host, its env only, no network, its own PID namespace", async () => {
     const executor = await createExecutor({ mcpServers: { bare: stdioServer({ env: { ONLY: 'this' } }) } });
     try {
       // bubblewrap itself sets PWD, the working folder, for the program it runs.
@@ -120,7 +132,9 @@ describe('a sandboxed server without a net list', () => {
       const ids = JSON.parse(await run(executor, 'bare_ids')) as { uid: number; pids: number[] };
       if (process.getuid?.() === 0) expect(ids.uid).toBeGreaterThanOrEqual(SANDBOX_UID_BASE);
       expect(ids.pids).not.toContain(process.pid);
-      expect(await run(executor, 'bare_connect', { host: '127.0.0.1', port: 9 })).toMatch(/^failed: (ECONNREFUSED|ENETUNREACH)$/);
+      expect(await run(executor, 'bare_connect', { host: '127.0.0.1', port: 9 })).toMatch(
+        /^failed: (ECONNREFUSED|ENETUNREACH)$/,
+      );
       expect(await run(executor, 'bare_read', { path: '/etc/passwd' })).toBe('failed: ENOENT');
     } finally {
       await executor.close();
@@ -145,21 +159,27 @@ describe('permissions a sandbox cannot give', () => {
   test('a fsRead folder nobody can read (a root host) is refused at createExecutor, naming the server', async () => {
     if (process.getuid?.() !== 0) return; // only a root host runs the sandbox as nobody
     const closed = mkdtempSync(join(scratch, 'closed-'));
-    await expect(createExecutor({ mcpServers: { box: stdioServer({ permissions: { fsRead: [closed] } }) } })).rejects.toThrow(
-      new RegExp(`^createExecutor: MCP server "box": isolation "sandbox": permissions.fsRead ${closed} is not readable by the sandbox's users \\(group 65534 or others\\)`),
+    await expect(
+      createExecutor({ mcpServers: { box: stdioServer({ permissions: { fsRead: [closed] } }) } }),
+    ).rejects.toThrow(
+      new RegExp(
+        `^createExecutor: MCP server "box": isolation "sandbox": permissions.fsRead ${closed} is not readable by the sandbox's users \\(group 65534 or others\\)`,
+      ),
     );
   });
 
   test('permissions with isolation "process" are refused: only the sandbox enforces them', async () => {
-    await expect(createExecutor({ mcpServers: { p: { command: process.execPath, isolation: 'process', permissions: { fsRead: [scratch] } } } })).rejects.toThrow(
-      /MCP server "p" has permissions, which only isolation "sandbox" can enforce/,
-    );
+    await expect(
+      createExecutor({
+        mcpServers: { p: { command: process.execPath, isolation: 'process', permissions: { fsRead: [scratch] } } },
+      }),
+    ).rejects.toThrow(/MCP server "p" has permissions, which only isolation "sandbox" can enforce/);
   });
 
-  test('a malformed net entry is refused with the sandbox tier\'s message', async () => {
-    await expect(createExecutor({ mcpServers: { box: stdioServer({ permissions: { net: ['8.8.8.8:53'] } }) } })).rejects.toThrow(
-      /MCP server "box": permissions.net entry "8.8.8.8:53" names an IP address outside 127.0.0.0\/8/,
-    );
+  test("a malformed net entry is refused with the sandbox tier's message", async () => {
+    await expect(
+      createExecutor({ mcpServers: { box: stdioServer({ permissions: { net: ['8.8.8.8:53'] } }) } }),
+    ).rejects.toThrow(/MCP server "box": permissions.net entry "8.8.8.8:53" names an IP address outside 127.0.0.0\/8/);
   });
 });
 
@@ -177,7 +197,9 @@ describe('without a working bubblewrap', () => {
 
 describe('a server with isolation "process"', () => {
   test('runs in a process group of its own, with its env only', async () => {
-    const executor = await createExecutor({ mcpServers: { proc: stdioServer({ isolation: 'process', env: { ONLY: 'this' } }) } });
+    const executor = await createExecutor({
+      mcpServers: { proc: stdioServer({ isolation: 'process', env: { ONLY: 'this' } }) },
+    });
     try {
       const ids = JSON.parse(await run(executor, 'proc_ids')) as { pid: number; pgrp: number };
       const hostGroup = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[2]);

@@ -16,17 +16,32 @@ const open = useExecutors();
 
 describe('what a server sends is untrusted', () => {
   test('a message longer than the line bound is not buffered: the server is killed, its calls say why, the next call restarts it', async () => {
-    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, limits: { maxResultBytes: 1_000 } });
-    const { results } = await executor.executeBatch([call('f', 'srv_flood', { size: 4 << 20 }), call('s', 'srv_sleep', { ms: 5_000 })]);
+    const executor = await open({
+      mcpServers: { srv: stdioServer({ isolation: 'process' }) },
+      limits: { maxResultBytes: 1_000 },
+    });
+    const { results } = await executor.executeBatch([
+      call('f', 'srv_flood', { size: 4 << 20 }),
+      call('s', 'srv_sleep', { ms: 5_000 }),
+    ]);
     for (const result of results) {
-      expect(textOf(result)).toMatch(/^Tool crashed: MCP server "srv" sent a message longer than \d+ bytes, so it was killed; it is restarted for later calls\.$/);
+      expect(textOf(result)).toMatch(
+        /^Tool crashed: MCP server "srv" sent a message longer than \d+ bytes, so it was killed; it is restarted for later calls\.$/,
+      );
     }
     expect(textOf((await executor.executeBatch([call('e', 'srv_echo', { text: 'ok' })])).results[0]!)).toBe('ok');
   });
 
   test('a result over maxResultBytes is an error result naming the limit; a log line on stdout is skipped', async () => {
-    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, toolLimits: { srv_big: { maxResultBytes: 10_000 } } });
-    const { results } = await executor.executeBatch([call('b', 'srv_big', { size: 20_000 }), call('n', 'srv_noise'), call('ok', 'srv_big', { size: 100 })]);
+    const executor = await open({
+      mcpServers: { srv: stdioServer({ isolation: 'process' }) },
+      toolLimits: { srv_big: { maxResultBytes: 10_000 } },
+    });
+    const { results } = await executor.executeBatch([
+      call('b', 'srv_big', { size: 20_000 }),
+      call('n', 'srv_noise'),
+      call('ok', 'srv_big', { size: 100 }),
+    ]);
     expect(textOf(results[0]!)).toMatch(/^Tool result is \d+ bytes, over the limit maxResultBytes \(10000 bytes\)\.$/);
     expect(textOf(results[1]!)).toBe('quiet now');
     expect(textOf(results[2]!)).toBe('x'.repeat(100));
@@ -42,7 +57,10 @@ describe('what a server sends is untrusted', () => {
   });
 
   test('toolLimits name MCP tools by their executor name', async () => {
-    const executor = await open({ mcpServers: { srv: stdioServer({ isolation: 'process' }) }, toolLimits: { srv_sleep: { timeoutMs: 150 } } });
+    const executor = await open({
+      mcpServers: { srv: stdioServer({ isolation: 'process' }) },
+      toolLimits: { srv_sleep: { timeoutMs: 150 } },
+    });
     const { results } = await executor.executeBatch([call('s', 'srv_sleep', { ms: 3_000 })]);
     expect(textOf(results[0]!)).toMatch(/^Tool timed out after 150 ms \(limit timeoutMs\)/);
   });
@@ -53,7 +71,12 @@ describe('a host that forgets close()', () => {
     const script = `${MCP_FIXTURES}/host-forgets-close.ts`;
     const started = Date.now();
     const stdout = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', script, `${MCP_FIXTURES}/server.mjs`], { timeout: 20_000 }, (error, out) => (error ? reject(error) : resolve(out)));
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', script, `${MCP_FIXTURES}/server.mjs`],
+        { timeout: 20_000 },
+        (error, out) => (error ? reject(error) : resolve(out)),
+      );
     });
     expect(stdout).toBe('[{"type":"text","text":"done"}]\n');
     expect(Date.now() - started).toBeLessThan(15_000);
@@ -72,11 +95,16 @@ describe('createExecutor rejects, naming the server', () => {
     );
   });
 
-  test.each(['process', 'sandbox'] as const)('%s: a server that exits at start, with its exit code and the end of its stderr', async (isolation) => {
-    await reject({ mcpServers: { early: stdioServer({ isolation, args: [`${MCP_FIXTURES}/exits-at-start.mjs`] }) } }).toThrow(
-      'createExecutor: MCP server "early" exited (exit code 3) before it answered initialize. The end of its stderr: boom: the server found no config file',
-    );
-  });
+  test.each(['process', 'sandbox'] as const)(
+    '%s: a server that exits at start, with its exit code and the end of its stderr',
+    async (isolation) => {
+      await reject({
+        mcpServers: { early: stdioServer({ isolation, args: [`${MCP_FIXTURES}/exits-at-start.mjs`] }) },
+      }).toThrow(
+        'createExecutor: MCP server "early" exited (exit code 3) before it answered initialize. The end of its stderr: boom: the server found no config file',
+      );
+    },
+  );
 
   test('a server that never answers initialize, within workers.loadTimeoutMs; it is stopped', async () => {
     const tag = `--tag=${randomUUID()}`;
@@ -84,9 +112,16 @@ describe('createExecutor rejects, naming the server', () => {
     await reject({
       mcpServers: { mute: stdioServer({ isolation: 'process', args: [`${MCP_FIXTURES}/never-initializes.mjs`, tag] }) },
       workers: { loadTimeoutMs: 500 },
-    }).toThrow(/^createExecutor: MCP server "mute" did not answer initialize within 500 ms \(workers.loadTimeoutMs\), so it was stopped\./);
+    }).toThrow(
+      /^createExecutor: MCP server "mute" did not answer initialize within 500 ms \(workers.loadTimeoutMs\), so it was stopped\./,
+    );
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect(await eventually(() => processesWith(tag), (pids) => pids.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => processesWith(tag),
+        (pids) => pids.length === 0,
+      ),
+    ).toEqual([]);
   });
 
   test('a misspelt key, with the known ones', async () => {
@@ -99,14 +134,26 @@ describe('createExecutor rejects, naming the server', () => {
   });
 
   test('a server with both command and url, neither, keys of the other kind, or a name no tool name can carry', async () => {
-    await reject({ mcpServers: { srv: { command: 'node', url: 'http://127.0.0.1:1/mcp' } as never } }).toThrow('MCP server "srv" has both command and url; give one.');
-    await reject({ mcpServers: { srv: {} as never } }).toThrow('MCP server "srv" needs a command (a server toolpool starts) or a url (a Streamable HTTP server).');
-    await reject({ mcpServers: { srv: { url: 'http://127.0.0.1:1/mcp', env: {} } as never } }).toThrow('MCP server "srv" has a url, so env does not apply');
-    await reject({ mcpServers: { srv: { url: 'ftp://example.com/mcp' } } }).toThrow('MCP server "srv" has url "ftp://example.com/mcp", which is not an http:// or https:// URL.');
-    await reject({ mcpServers: { 'my server': { command: 'node' } } }).toThrow('MCP server name "my server" must be 1-48 letters, digits, "_" or "-"');
+    await reject({ mcpServers: { srv: { command: 'node', url: 'http://127.0.0.1:1/mcp' } as never } }).toThrow(
+      'MCP server "srv" has both command and url; give one.',
+    );
+    await reject({ mcpServers: { srv: {} as never } }).toThrow(
+      'MCP server "srv" needs a command (a server toolpool starts) or a url (a Streamable HTTP server).',
+    );
+    await reject({ mcpServers: { srv: { url: 'http://127.0.0.1:1/mcp', env: {} } as never } }).toThrow(
+      'MCP server "srv" has a url, so env does not apply',
+    );
+    await reject({ mcpServers: { srv: { url: 'ftp://example.com/mcp' } } }).toThrow(
+      'MCP server "srv" has url "ftp://example.com/mcp", which is not an http:// or https:// URL.',
+    );
+    await reject({ mcpServers: { 'my server': { command: 'node' } } }).toThrow(
+      'MCP server name "my server" must be 1-48 letters, digits, "_" or "-"',
+    );
   });
 
   test('neither tools nor mcpServers', async () => {
-    await reject({} as never).toThrow('createExecutor: option tools must be an array of module paths, file URLs or defineTool() objects (it is missing), or give mcpServers');
+    await reject({} as never).toThrow(
+      'createExecutor: option tools must be an array of module paths, file URLs or defineTool() objects (it is missing), or give mcpServers',
+    );
   });
 });

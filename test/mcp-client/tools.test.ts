@@ -28,7 +28,7 @@ async function seenByServer(): Promise<unknown[]> {
 }
 
 describe('the tools of an MCP server', () => {
-  test('each is the executor tool SERVER_tool, with the server\'s description and input schema (with its $schema, as written) for the model', () => {
+  test("each is the executor tool SERVER_tool, with the server's description and input schema (with its $schema, as written) for the model", () => {
     const names = executor.definitions.map((definition) => definition.name);
     expect(names).toEqual(expect.arrayContaining(['srv_echo', 'srv_progress', 'srv_sum', 'srv_fail', 'srv_add_tool']));
     const echo = executor.definitions.find((definition) => definition.name === 'srv_echo')!;
@@ -41,13 +41,24 @@ describe('the tools of an MCP server', () => {
       additionalProperties: false,
     });
     expect(executor.labels.get('srv_echo')).toBe('Echo');
-    expect(executor.metadata.get('srv_echo')).toEqual({ annotations: { title: 'Echo it', readOnlyHint: true, openWorldHint: false }, needsApproval: 'never' });
-    expect(executor.metadata.get('srv_sum')?.outputSchema).toEqual({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'], additionalProperties: false });
+    expect(executor.metadata.get('srv_echo')).toEqual({
+      annotations: { title: 'Echo it', readOnlyHint: true, openWorldHint: false },
+      needsApproval: 'never',
+    });
+    expect(executor.metadata.get('srv_sum')?.outputSchema).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { sum: { type: 'number' } },
+      required: ['sum'],
+      additionalProperties: false,
+    });
   });
 
   test('a schema pattern that needs backtracking is matched with RE2 on the host, so that tool is left out with a warning', () => {
     expect(executor.definitions.map((definition) => definition.name)).not.toContain('srv_lookahead');
-    expect(warnings.join('\n')).toMatch(/MCP server "srv": its tool "lookahead" is left out: .*cannot run in linear time/);
+    expect(warnings.join('\n')).toMatch(
+      /MCP server "srv": its tool "lookahead" is left out: .*cannot run in linear time/,
+    );
   });
 
   test('arguments are validated and coerced on the host: an invalid call never reaches the server', async () => {
@@ -59,18 +70,23 @@ describe('the tools of an MCP server', () => {
     ]);
     expect(textOf(results[0]!)).toBe('hi hi hi');
     expect(results[1]!.isError).toBe(true);
-    expect(textOf(results[1]!)).toMatch(/^Validation failed for tool "srv_echo":\n {2}- text: must match pattern "\^\[a-z\]\+\$"\n {2}- times: must be <= 5/);
+    expect(textOf(results[1]!)).toMatch(
+      /^Validation failed for tool "srv_echo":\n {2}- text: must match pattern "\^\[a-z\]\+\$"\n {2}- times: must be <= 5/,
+    );
     expect(textOf(results[2]!)).toMatch(/loud: is not an allowed property/);
     // The server got the coerced number, and neither invalid call.
     expect(await seenByServer()).toEqual([{ tool: 'echo', args: { text: 'hi', times: 3 } }]);
   });
 
-  test('hooks, events and source order are those of toolpool\'s own tools; an unknown tool is an error result', async () => {
+  test("hooks, events and source order are those of toolpool's own tools; an unknown tool is an error result", async () => {
     const order: string[] = [];
     const hooked = await createExecutor({
       mcpServers: { srv: stdioServer({ isolation: 'process' }) },
-      beforeToolCall: ({ toolCall }) => (toolCall.id === 'blocked' ? { block: true, reason: 'not this one' } : undefined),
-      afterToolCall: ({ toolCall, result }) => ({ content: [{ type: 'text', text: `${toolCall.id}: ${textOf(result)}` }] }),
+      beforeToolCall: ({ toolCall }) =>
+        toolCall.id === 'blocked' ? { block: true, reason: 'not this one' } : undefined,
+      afterToolCall: ({ toolCall, result }) => ({
+        content: [{ type: 'text', text: `${toolCall.id}: ${textOf(result)}` }],
+      }),
     });
     try {
       hooked.subscribe((event) => void order.push(`${event.type}:${event.toolCallId}`));
@@ -88,7 +104,16 @@ describe('the tools of an MCP server', () => {
         expect.stringMatching(/^Tool "srv_nope" not found\. Available tools: .*srv_echo/),
       ]);
       expect(results.map((result) => result.isError)).toEqual([false, false, true, true]);
-      expect(order).toEqual(['tool_start:slow', 'tool_start:fast', 'tool_start:blocked', 'tool_start:unknown', 'tool_end:slow', 'tool_end:fast', 'tool_end:blocked', 'tool_end:unknown']);
+      expect(order).toEqual([
+        'tool_start:slow',
+        'tool_start:fast',
+        'tool_start:blocked',
+        'tool_start:unknown',
+        'tool_end:slow',
+        'tool_end:fast',
+        'tool_end:blocked',
+        'tool_end:unknown',
+      ]);
     } finally {
       await hooked.close();
     }
@@ -102,15 +127,25 @@ describe('the tools of an MCP server', () => {
     expect(textOf(results[0]!)).toBe('done after 4 steps');
     const updates = events.filter((event) => event.type === 'tool_update');
     expect(updates.map((event) => event.partial)).toEqual(
-      [1, 2, 3, 4].map((step) => ({ content: [{ type: 'text', text: `step ${step}` }], details: { progress: step, total: 4, message: `step ${step}` } })),
+      [1, 2, 3, 4].map((step) => ({
+        content: [{ type: 'text', text: `step ${step}` }],
+        details: { progress: step, total: 4, message: `step ${step}` },
+      })),
     );
     // Live: the first update came well before the end (the server waits 40 ms between steps).
     const end = events.find((event) => event.type === 'tool_end')!;
     expect(end.at - updates[0]!.at).toBeGreaterThan(60);
-    expect(events.map((event) => event.type)).toEqual(['tool_start', 'tool_update', 'tool_update', 'tool_update', 'tool_update', 'tool_end']);
+    expect(events.map((event) => event.type)).toEqual([
+      'tool_start',
+      'tool_update',
+      'tool_update',
+      'tool_update',
+      'tool_update',
+      'tool_end',
+    ]);
   });
 
-  test('isError is an error result with the server\'s text; structuredContent is the details, checked against the outputSchema', async () => {
+  test("isError is an error result with the server's text; structuredContent is the details, checked against the outputSchema", async () => {
     const { results } = await executor.executeBatch([
       call('f', 'srv_fail', { why: 'disk full' }),
       call('s', 'srv_sum', { a: 2, b: '3' }),
@@ -119,7 +154,9 @@ describe('the tools of an MCP server', () => {
     expect(results[0]).toMatchObject({ isError: true, content: [{ type: 'text', text: 'it failed: disk full' }] });
     expect(results[1]).toMatchObject({ isError: false, content: [{ type: 'text', text: '5' }], details: { sum: 5 } });
     expect(results[2]!.isError).toBe(true);
-    expect(textOf(results[2]!)).toMatch(/^Tool "srv_sum" returned details that do not match its outputSchema:\n {2}- sum: must be number/);
+    expect(textOf(results[2]!)).toMatch(
+      /^Tool "srv_sum" returned details that do not match its outputSchema:\n {2}- sum: must be number/,
+    );
   });
 
   test('tools/list_changed: the very next batch and executor.definitions see the new list', async () => {
@@ -129,7 +166,9 @@ describe('the tools of an MCP server', () => {
     expect(textOf(results[0]!)).toBe('added late');
     // The server announced the change before it answered: the list is new by the time the result is back.
     expect(executor.definitions.map((definition) => definition.name)).toContain('srv_late');
-    expect(executor.definitions.find((definition) => definition.name === 'srv_late')?.description).toBe('Added at run time: late');
+    expect(executor.definitions.find((definition) => definition.name === 'srv_late')?.description).toBe(
+      'Added at run time: late',
+    );
     const next = await executor.executeBatch([call('late', 'srv_late')]);
     expect(next.results[0]!.isError).toBe(true); // the fixture has no code for it: the server's own error
     expect(textOf(next.results[0]!)).toBe('unknown tool late');
@@ -144,11 +183,16 @@ describe('the tools of an MCP server', () => {
       vi.restoreAllMocks();
     }
     expect(executor.definitions.map((definition) => definition.name)).not.toContain(`srv_${long}`);
-    expect(captured.join('\n')).toContain(`MCP server "srv": its tool "${long}" is left out: its executor name "srv_${long}" is not 1-64 letters, digits, "_" or "-"`);
+    expect(captured.join('\n')).toContain(
+      `MCP server "srv": its tool "${long}" is left out: its executor name "srv_${long}" is not 1-64 letters, digits, "_" or "-"`,
+    );
   });
 
   test('an Agent shows the model the new list on its very next turn', async () => {
-    const model = scriptedModel([{ toolCalls: [{ id: 'a', name: 'srv_add_tool', arguments: { name: 'agent_added' } }] }, { text: 'done' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'a', name: 'srv_add_tool', arguments: { name: 'agent_added' } }] },
+      { text: 'done' },
+    ]);
     const agent = new Agent({ model, executor });
     await agent.prompt('add one');
     const [first, second] = model.requests.map((request) => request.tools.map((tool) => tool.name));
@@ -167,13 +211,13 @@ describe('one chunk holding the last progress notification and the result', () =
         events.length = 0;
         const { results } = await coalesced.executeBatch([call(`p${round}`, 'burst_progress', { steps: 3 })]);
         expect(textOf(results[0]!)).toBe('done after 3 steps');
-        expect(events.map((event) => (event.type === 'tool_update' ? `update ${(event.partial.details as { progress: number }).progress}` : event.type))).toEqual([
-          'tool_start',
-          'update 1',
-          'update 2',
-          'update 3',
-          'tool_end',
-        ]);
+        expect(
+          events.map((event) =>
+            event.type === 'tool_update'
+              ? `update ${(event.partial.details as { progress: number }).progress}`
+              : event.type,
+          ),
+        ).toEqual(['tool_start', 'update 1', 'update 2', 'update 3', 'tool_end']);
       }
     } finally {
       await coalesced.close();
@@ -185,9 +229,9 @@ describe('a server that comes to list a name the executor already has', () => {
   test('its tool is left out, the executor keeps its own, and a warning names both once', async () => {
     const own = defineTool({
       name: 'own_extra',
-      description: 'The executor\'s own tool',
+      description: "The executor's own tool",
       parameters: Type.Object({}),
-      execute: () => ({ content: [{ type: 'text', text: 'the executor\'s own' }] }),
+      execute: () => ({ content: [{ type: 'text', text: "the executor's own" }] }),
     });
     const shadowing = await createExecutor({ tools: [own], mcpServers: { own: stdioServer() } });
     const captured = captureWarnings();
@@ -196,7 +240,7 @@ describe('a server that comes to list a name the executor already has', () => {
       await shadowing.executeBatch([call('add', 'own_add_tool', { name: 'other' })]); // a second change: said once
       expect(shadowing.definitions.filter((definition) => definition.name === 'own_extra')).toHaveLength(1);
       const { results } = await shadowing.executeBatch([call('1', 'own_extra')]);
-      expect(textOf(results[0]!)).toBe('the executor\'s own');
+      expect(textOf(results[0]!)).toBe("the executor's own");
     } finally {
       vi.restoreAllMocks();
       await shadowing.close();

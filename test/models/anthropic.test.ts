@@ -30,13 +30,23 @@ afterEach(() => {
 });
 
 function model(options: Partial<Parameters<typeof anthropicModel>[0]> = {}): Model {
-  return anthropicModel({ model: 'claude-test', baseURL: server.origin, apiKey: 'sk-ant-test', maxRetries: 0, ...options });
+  return anthropicModel({
+    model: 'claude-test',
+    baseURL: server.origin,
+    apiKey: 'sk-ant-test',
+    maxRetries: 0,
+    ...options,
+  });
 }
-
 
 /** A tool_use block at `index` whose input arrives in `fragments`, as the API streams it. */
 function toolUseBlock(index: number, id: string, name: string, fragments: string[]): AnthropicEvent[] {
-  return [e.toolUseStart(index, id, name), e.inputJson(index, ''), ...fragments.map((f) => e.inputJson(index, f)), e.blockStop(index)];
+  return [
+    e.toolUseStart(index, id, name),
+    e.inputJson(index, ''),
+    ...fragments.map((f) => e.inputJson(index, f)),
+    e.blockStop(index),
+  ];
 }
 
 function turn(blocks: AnthropicEvent[], stopReason: string, usage: [number, number] = [10, 5]): AnthropicEvent[] {
@@ -79,7 +89,10 @@ describe('anthropicModel streaming', () => {
     const fragments = ['{"pa', 'th": "src/ma', 'in.ts", "li', 'nes": [1, ', '2], "q": "say \\"hi', '\\""}'];
     server.enqueue({
       kind: 'stream',
-      events: turn([e.textStart(0), e.text(0, 'Reading.'), e.blockStop(0), ...toolUseBlock(1, 'toolu_1', 'read', fragments)], 'tool_use'),
+      events: turn(
+        [e.textStart(0), e.text(0, 'Reading.'), e.blockStop(0), ...toolUseBlock(1, 'toolu_1', 'read', fragments)],
+        'tool_use',
+      ),
     });
     const { events, done } = await run(model());
 
@@ -90,7 +103,12 @@ describe('anthropicModel streaming', () => {
     expect(done.stopReason).toBe('toolUse');
     expect(done.content).toEqual([
       { type: 'text', text: 'Reading.' },
-      { type: 'toolCall', id: 'toolu_1', name: 'read', arguments: { path: 'src/main.ts', lines: [1, 2], q: 'say "hi"' } },
+      {
+        type: 'toolCall',
+        id: 'toolu_1',
+        name: 'read',
+        arguments: { path: 'src/main.ts', lines: [1, 2], q: 'say "hi"' },
+      },
     ]);
   });
 
@@ -98,7 +116,10 @@ describe('anthropicModel streaming', () => {
     server.enqueue({
       kind: 'stream',
       events: turn(
-        [...toolUseBlock(0, 'toolu_a', 'read', ['{"path":', ' "a.ts"}']), ...toolUseBlock(1, 'toolu_b', 'grep', ['{"pattern": "TODO"}'])],
+        [
+          ...toolUseBlock(0, 'toolu_a', 'read', ['{"path":', ' "a.ts"}']),
+          ...toolUseBlock(1, 'toolu_b', 'grep', ['{"pattern": "TODO"}']),
+        ],
         'tool_use',
       ),
     });
@@ -114,7 +135,11 @@ describe('anthropicModel streaming', () => {
     server.enqueue({
       kind: 'stream',
       events: turn(
-        [e.toolUseStart(0, 'toolu_a', 'now'), e.blockStop(0), ...toolUseBlock(1, 'toolu_b', 'read', ['{"path": "a.ts"', ','])],
+        [
+          e.toolUseStart(0, 'toolu_a', 'now'),
+          e.blockStop(0),
+          ...toolUseBlock(1, 'toolu_b', 'read', ['{"path": "a.ts"', ',']),
+        ],
         'tool_use',
       ),
     });
@@ -130,7 +155,10 @@ describe('anthropicModel streaming', () => {
     ['end_turn', 'stop'],
     ['stop_sequence', 'stop'],
   ])('maps stop_reason %s to %s', async (apiReason, expected) => {
-    server.enqueue({ kind: 'stream', events: turn([e.textStart(0), e.text(0, 'Once upon'), e.blockStop(0)], apiReason) });
+    server.enqueue({
+      kind: 'stream',
+      events: turn([e.textStart(0), e.text(0, 'Once upon'), e.blockStop(0)], apiReason),
+    });
     const { done } = await run(model());
     expect(done.stopReason).toBe(expected);
     expect(done.content).toEqual([{ type: 'text', text: 'Once upon' }]);
@@ -138,13 +166,19 @@ describe('anthropicModel streaming', () => {
 
   it('counts cached prompt tokens as input and takes the final counts from message_delta', async () => {
     const start = e.messageStart(3);
-    Object.assign((start.message as { usage: Record<string, number> }).usage, { cache_read_input_tokens: 100, cache_creation_input_tokens: 20 });
+    Object.assign((start.message as { usage: Record<string, number> }).usage, {
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 20,
+    });
     const delta: AnthropicEvent = {
       type: 'message_delta',
       delta: { stop_reason: 'end_turn', stop_sequence: null },
       usage: { input_tokens: 4, cache_read_input_tokens: 100, cache_creation_input_tokens: 20, output_tokens: 9 },
     };
-    server.enqueue({ kind: 'stream', events: [start, e.textStart(0), e.text(0, 'ok'), e.blockStop(0), delta, e.messageStop()] });
+    server.enqueue({
+      kind: 'stream',
+      events: [start, e.textStart(0), e.text(0, 'ok'), e.blockStop(0), delta, e.messageStop()],
+    });
     const { done } = await run(model());
     expect(done.usage).toEqual({ inputTokens: 124, outputTokens: 9 });
   });
@@ -158,7 +192,11 @@ describe('anthropicModel streaming', () => {
 
 describe('anthropicModel errors', () => {
   it('turns a 429 into an error message with the status and the server message', async () => {
-    server.enqueue({ kind: 'error', status: 429, body: anthropicError('rate_limit_error', 'Number of request tokens has exceeded your rate limit') });
+    server.enqueue({
+      kind: 'error',
+      status: 429,
+      body: anthropicError('rate_limit_error', 'Number of request tokens has exceeded your rate limit'),
+    });
     const { events, done } = await run(model());
     expect(events).toHaveLength(1);
     expect(done.stopReason).toBe('error');
@@ -177,7 +215,12 @@ describe('anthropicModel errors', () => {
 
   it('retries a 500 when maxRetries allows it', async () => {
     server.enqueue(
-      { kind: 'error', status: 500, body: anthropicError('api_error', 'Internal server error'), headers: { 'retry-after-ms': '10' } },
+      {
+        kind: 'error',
+        status: 500,
+        body: anthropicError('api_error', 'Internal server error'),
+        headers: { 'retry-after-ms': '10' },
+      },
       anthropicTextReply(['second time lucky']),
     );
     const { done } = await run(model({ maxRetries: 1 }));
@@ -207,7 +250,10 @@ describe('anthropicModel errors', () => {
   it('keeps the partial content and reports an error when the connection breaks mid-stream', async () => {
     server.enqueue({
       kind: 'stream',
-      events: turn([e.textStart(0), e.text(0, 'Part'), e.text(0, 'ial'), e.text(0, ' never seen'), e.blockStop(0)], 'end_turn'),
+      events: turn(
+        [e.textStart(0), e.text(0, 'Part'), e.text(0, 'ial'), e.text(0, ' never seen'), e.blockStop(0)],
+        'end_turn',
+      ),
       cutAfter: 4,
       cut: 'destroy',
     });
@@ -330,8 +376,18 @@ describe('anthropicModel request mapping', () => {
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_1', is_error: false, content: [{ type: 'text', text: 'Captured.' }, pngBlock] },
-          { type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: [{ type: 'text', text: 'ENOENT: a.ts' }] },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            is_error: false,
+            content: [{ type: 'text', text: 'Captured.' }, pngBlock],
+          },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_2',
+            is_error: true,
+            content: [{ type: 'text', text: 'ENOENT: a.ts' }],
+          },
           { type: 'tool_result', tool_use_id: 'toolu_3', is_error: true },
           { type: 'text', text: 'Go on.' },
         ],
@@ -343,8 +399,21 @@ describe('anthropicModel request mapping', () => {
     server.enqueue(anthropicTextReply(['ok']));
     const messages: Message[] = [
       { role: 'user', content: 'go', timestamp: 1 },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'every_type', arguments: {} }], stopReason: 'toolUse', timestamp: 2 },
-      { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'every_type', content: EVERY_TYPE, details: undefined, isError: false, timestamp: 3 },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'toolu_1', name: 'every_type', arguments: {} }],
+        stopReason: 'toolUse',
+        timestamp: 2,
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'toolu_1',
+        toolName: 'every_type',
+        content: EVERY_TYPE,
+        details: undefined,
+        isError: false,
+        timestamp: 3,
+      },
     ];
     await run(model(), request({ messages }));
     expect((server.requests[0]!.body.messages as unknown[]).at(-1)).toEqual({
@@ -357,9 +426,16 @@ describe('anthropicModel request mapping', () => {
           content: [
             { type: 'text', text: 'hello' },
             { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
-            { type: 'text', text: '[audio audio/wav, 12 bytes] (not sent: the Anthropic Messages API takes no such part)' },
+            {
+              type: 'text',
+              text: '[audio audio/wav, 12 bytes] (not sent: the Anthropic Messages API takes no such part)',
+            },
             { type: 'text', text: '[resource file:///notes.txt]\nthe notes' },
-            { type: 'document', title: 'file:///report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } },
+            {
+              type: 'document',
+              title: 'file:///report.pdf',
+              source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+            },
             { type: 'text', text: '[resource link file:///big.csv (big.csv), text/csv]' },
           ],
         },
@@ -384,7 +460,18 @@ describe('anthropicModel request mapping', () => {
       timestamp,
     });
     server.enqueue(anthropicTextReply(['ok']));
-    await run(model(), request({ messages: [{ role: 'user', content: 'hi', timestamp: 0 }, call('t1', 1), result('t1', 2), call('t2', 3), result('t2', 4)] }));
+    await run(
+      model(),
+      request({
+        messages: [
+          { role: 'user', content: 'hi', timestamp: 0 },
+          call('t1', 1),
+          result('t1', 2),
+          call('t2', 3),
+          result('t2', 4),
+        ],
+      }),
+    );
     const roles = (server.requests[0]!.body.messages as Array<{ role: string }>).map((m) => m.role);
     expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
   });
@@ -397,7 +484,11 @@ describe('anthropicModel request mapping', () => {
       {
         name: 'read',
         description: 'Read a file',
-        input_schema: { type: 'object', properties: { path: { type: 'string', description: 'File to read' } }, required: ['path'] },
+        input_schema: {
+          type: 'object',
+          properties: { path: { type: 'string', description: 'File to read' } },
+          required: ['path'],
+        },
       },
     ]);
   });
@@ -430,7 +521,10 @@ describe('anthropicModel configuration', () => {
     vi.stubEnv('ANTHROPIC_API_KEY', '');
     await run(anthropicModel({ model: 'claude-test', baseURL: server.origin }));
     // SDK 1.x sends the key as a bearer token.
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-ant-from-env', 'Bearer not-needed']);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer sk-ant-from-env',
+      'Bearer not-needed',
+    ]);
   });
 
   it('is named after the model', () => {

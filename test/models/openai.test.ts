@@ -33,7 +33,6 @@ function model(options: Partial<Parameters<typeof openaiModel>[0]> = {}): Model 
   return openaiModel({ model: 'gpt-test', baseURL: server.origin, apiKey: 'sk-test', maxRetries: 0, ...options });
 }
 
-
 function toolCallScript(calls: Array<{ index: number; id: string; name: string; fragments: string[] }>) {
   return [
     c.role(),
@@ -89,13 +88,18 @@ describe('openaiModel streaming', () => {
     expect(events.filter((e) => e.type === 'toolcall_start')).toEqual([
       { type: 'toolcall_start', index: 0, id: 'call_1', name: 'read' },
     ]);
-    expect(events.filter((e) => e.type === 'toolcall_delta').map((e) => (e.type === 'toolcall_delta' ? e.delta : ''))).toEqual(
-      fragments,
-    );
+    expect(
+      events.filter((e) => e.type === 'toolcall_delta').map((e) => (e.type === 'toolcall_delta' ? e.delta : '')),
+    ).toEqual(fragments);
     expect(done.stopReason).toBe('toolUse');
     expect(done.content).toEqual([
       { type: 'text', text: 'Reading.' },
-      { type: 'toolCall', id: 'call_1', name: 'read', arguments: { path: 'src/main.ts', lines: [1, 2], q: 'say "hi"' } },
+      {
+        type: 'toolCall',
+        id: 'call_1',
+        name: 'read',
+        arguments: { path: 'src/main.ts', lines: [1, 2], q: 'say "hi"' },
+      },
     ]);
   });
 
@@ -116,9 +120,9 @@ describe('openaiModel streaming', () => {
     });
     const { events, done } = await run(model());
 
-    expect(events.filter((e) => e.type === 'toolcall_start').map((e) => (e.type === 'toolcall_start' ? e.index : -1))).toEqual([
-      0, 1,
-    ]);
+    expect(
+      events.filter((e) => e.type === 'toolcall_start').map((e) => (e.type === 'toolcall_start' ? e.index : -1)),
+    ).toEqual([0, 1]);
     expect(done.content).toEqual([
       { type: 'toolCall', id: 'call_a', name: 'read', arguments: { path: 'a.ts' } },
       { type: 'toolCall', id: 'call_b', name: 'grep', arguments: { pattern: 'TODO' } },
@@ -157,7 +161,10 @@ describe('openaiModel streaming', () => {
       { kind: 'stream', chunks: [c.role(), c.text('Once upon'), c.finish('length'), c.usage(3, 2)] },
       {
         kind: 'stream',
-        chunks: [...toolCallScript([{ index: 0, id: 'call_1', name: 'write', fragments: ['{"text": "ab'] }]), c.finish('length')],
+        chunks: [
+          ...toolCallScript([{ index: 0, id: 'call_1', name: 'write', fragments: ['{"text": "ab'] }]),
+          c.finish('length'),
+        ],
       },
     );
     const text = await run(model());
@@ -191,7 +198,11 @@ describe('openaiModel streaming', () => {
 
 describe('openaiModel errors', () => {
   it('turns a 429 into an error message with the status and the server message', async () => {
-    server.enqueue({ kind: 'error', status: 429, body: openaiError('Rate limit reached for gpt-test', 'requests', 'rate_limit_exceeded') });
+    server.enqueue({
+      kind: 'error',
+      status: 429,
+      body: openaiError('Rate limit reached for gpt-test', 'requests', 'rate_limit_exceeded'),
+    });
     const { events, done } = await run(model());
     expect(events).toHaveLength(1);
     expect(done.stopReason).toBe('error');
@@ -210,7 +221,12 @@ describe('openaiModel errors', () => {
 
   it('retries a 500 when maxRetries allows it', async () => {
     server.enqueue(
-      { kind: 'error', status: 500, body: openaiError('The server had an error', 'server_error', null), headers: { 'retry-after-ms': '10' } },
+      {
+        kind: 'error',
+        status: 500,
+        body: openaiError('The server had an error', 'server_error', null),
+        headers: { 'retry-after-ms': '10' },
+      },
       openaiTextReply(['second time lucky']),
     );
     const { done } = await run(model({ maxRetries: 1 }));
@@ -220,7 +236,11 @@ describe('openaiModel errors', () => {
   });
 
   it('says the API key was rejected on a 401', async () => {
-    server.enqueue({ kind: 'error', status: 401, body: openaiError('Incorrect API key provided: sk-test', 'invalid_request_error', 'invalid_api_key') });
+    server.enqueue({
+      kind: 'error',
+      status: 401,
+      body: openaiError('Incorrect API key provided: sk-test', 'invalid_request_error', 'invalid_api_key'),
+    });
     const { done } = await run(model());
     expect(done.stopReason).toBe('error');
     expect(done.errorMessage).toMatch(/rejected the API key/);
@@ -235,7 +255,9 @@ describe('openaiModel errors', () => {
 
     const { done } = await run(model({ baseURL: `http://127.0.0.1:${port}` }));
     expect(done.stopReason).toBe('error');
-    expect(done.errorMessage).toBe(`The server at http://127.0.0.1:${port}/v1 could not be reached (connection refused)`);
+    expect(done.errorMessage).toBe(
+      `The server at http://127.0.0.1:${port}/v1 could not be reached (connection refused)`,
+    );
   });
 
   it('keeps the partial content and reports an error when the connection breaks mid-stream', async () => {
@@ -254,7 +276,10 @@ describe('openaiModel errors', () => {
   it('reports a stream that ends cleanly but without a finish_reason as cut off', async () => {
     server.enqueue({
       kind: 'stream',
-      chunks: [...toolCallScript([{ index: 0, id: 'call_1', name: 'read', fragments: ['{"path":', '"a.ts"}'] }]), c.finish('tool_calls')],
+      chunks: [
+        ...toolCallScript([{ index: 0, id: 'call_1', name: 'read', fragments: ['{"path":', '"a.ts"}'] }]),
+        c.finish('tool_calls'),
+      ],
       cutAfter: 4,
       cut: 'end',
     });
@@ -273,7 +298,10 @@ describe('openaiModel errors', () => {
   });
 
   it('reports an error object sent inside the stream', async () => {
-    server.enqueue({ kind: 'raw', body: `data: ${JSON.stringify(openaiError('Model overloaded', 'server_error', null))}\n\n` });
+    server.enqueue({
+      kind: 'raw',
+      body: `data: ${JSON.stringify(openaiError('Model overloaded', 'server_error', null))}\n\n`,
+    });
     const { done } = await run(model());
     expect(done.stopReason).toBe('error');
     expect(done.errorMessage).toMatch(/error in the stream: Model overloaded/);
@@ -282,7 +310,11 @@ describe('openaiModel errors', () => {
 
 describe('openaiModel abort', () => {
   it('stops mid-stream with the content streamed so far', async () => {
-    server.enqueue({ kind: 'stream', chunks: [c.role(), c.text('Hello'), c.text(' there'), c.finish('stop')], hangAfter: 2 });
+    server.enqueue({
+      kind: 'stream',
+      chunks: [c.role(), c.text('Hello'), c.text(' there'), c.finish('stop')],
+      hangAfter: 2,
+    });
     const controller = new AbortController();
     const events: ModelStreamEvent[] = [];
     for await (const event of model().stream(request({ signal: controller.signal }))) {
@@ -377,8 +409,21 @@ describe('openaiModel request mapping', () => {
     server.enqueue(openaiTextReply(['ok']));
     const messages: Message[] = [
       { role: 'user', content: 'go', timestamp: 1 },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'every_type', arguments: {} }], stopReason: 'toolUse', timestamp: 2 },
-      { role: 'toolResult', toolCallId: 'c1', toolName: 'every_type', content: [...EVERY_TYPE, { type: 'audio', data: 'AAAA', mimeType: 'audio/ogg' }], details: undefined, isError: false, timestamp: 3 },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'every_type', arguments: {} }],
+        stopReason: 'toolUse',
+        timestamp: 2,
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'every_type',
+        content: [...EVERY_TYPE, { type: 'audio', data: 'AAAA', mimeType: 'audio/ogg' }],
+        details: undefined,
+        isError: false,
+        timestamp: 3,
+      },
     ];
     await run(model(), request({ messages }));
     expect((server.requests[0]!.body.messages as unknown[]).slice(2)).toEqual([
@@ -395,7 +440,10 @@ describe('openaiModel request mapping', () => {
           { type: 'text', text: 'Output of tool call c1 (every_type):' },
           { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
           { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } },
-          { type: 'file', file: { filename: 'file:///report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' } },
+          {
+            type: 'file',
+            file: { filename: 'file:///report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' },
+          },
         ],
       },
     ]);
@@ -425,13 +473,30 @@ describe('openaiModel request mapping', () => {
     server.enqueue(openaiTextReply(['ok']));
     const messages: Message[] = [
       { role: 'user', content: 'hi', timestamp: 1 },
-      { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'now', arguments: {} }], stopReason: 'toolUse', timestamp: 2 },
-      { role: 'toolResult', toolCallId: 'c1', toolName: 'now', content: [{ type: 'text', text: '12:00' }], details: undefined, isError: false, timestamp: 3 },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'now', arguments: {} }],
+        stopReason: 'toolUse',
+        timestamp: 2,
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'now',
+        content: [{ type: 'text', text: '12:00' }],
+        details: undefined,
+        isError: false,
+        timestamp: 3,
+      },
     ];
     await run(model(), request({ messages }));
     expect(server.requests[0]!.body.messages).toEqual([
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'now', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'now', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '12:00' },
     ]);
   });

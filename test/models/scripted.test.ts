@@ -4,7 +4,12 @@ import type { ModelRequest, ModelStreamEvent } from '../../src/core/model.ts';
 import { scriptedModel, type ScriptStep } from '../../src/models/scripted.ts';
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return { messages: [{ role: 'user', content: 'hi', timestamp: 1 }], tools: [], signal: new AbortController().signal, ...overrides };
+  return {
+    messages: [{ role: 'user', content: 'hi', timestamp: 1 }],
+    tools: [],
+    signal: new AbortController().signal,
+    ...overrides,
+  };
 }
 
 async function play(model: ReturnType<typeof scriptedModel>, req: ModelRequest = request()) {
@@ -23,7 +28,9 @@ describe('scriptedModel', () => {
 
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.every((d) => d.type === 'text_delta')).toBe(true);
-    expect(deltas.map((d) => (d.type === 'text_delta' ? d.delta : '')).join('')).toBe('The quick brown fox jumps over the lazy dog.');
+    expect(deltas.map((d) => (d.type === 'text_delta' ? d.delta : '')).join('')).toBe(
+      'The quick brown fox jumps over the lazy dog.',
+    );
     expect(done).toMatchObject({
       role: 'assistant',
       content: [{ type: 'text', text: 'The quick brown fox jumps over the lazy dog.' }],
@@ -35,7 +42,13 @@ describe('scriptedModel', () => {
   test('streams tool calls as a start and argument fragments; ids are generated when missing', async () => {
     const args = { expression: '2 * (3 + 4) ^ 2', precision: 3 };
     const model = scriptedModel([
-      { text: 'Let me compute.', toolCalls: [{ name: 'calculator', arguments: args }, { name: 'hash', arguments: { text: 'x', rounds: 5 }, id: 'mine' }] },
+      {
+        text: 'Let me compute.',
+        toolCalls: [
+          { name: 'calculator', arguments: args },
+          { name: 'hash', arguments: { text: 'x', rounds: 5 }, id: 'mine' },
+        ],
+      },
     ]);
     const { deltas, done } = await play(model);
 
@@ -48,7 +61,9 @@ describe('scriptedModel', () => {
     expect(fragments.length).toBeGreaterThan(3);
     expect(JSON.parse(fragments.map((d) => (d.type === 'toolcall_delta' ? d.delta : '')).join(''))).toEqual(args);
     // Text comes before the calls, as models stream it.
-    expect(deltas.findIndex((d) => d.type === 'toolcall_start')).toBeGreaterThan(deltas.findLastIndex((d) => d.type === 'text_delta'));
+    expect(deltas.findIndex((d) => d.type === 'toolcall_start')).toBeGreaterThan(
+      deltas.findLastIndex((d) => d.type === 'text_delta'),
+    );
     expect(done.stopReason).toBe('toolUse');
     expect(done.content).toEqual([
       { type: 'text', text: 'Let me compute.' },
@@ -62,7 +77,9 @@ describe('scriptedModel', () => {
     const step: ScriptStep = (req, turn) => {
       seen.push(req.messages);
       const last = req.messages.at(-1);
-      return { text: `turn ${turn}: ${last?.role === 'toolResult' ? `the tool said ${JSON.stringify(last.content[0])}` : 'no result'}` };
+      return {
+        text: `turn ${turn}: ${last?.role === 'toolResult' ? `the tool said ${JSON.stringify(last.content[0])}` : 'no result'}`,
+      };
     };
     const model = scriptedModel([step]);
     const { done } = await play(
@@ -70,7 +87,15 @@ describe('scriptedModel', () => {
       request({
         messages: [
           { role: 'user', content: 'go', timestamp: 1 },
-          { role: 'toolResult', toolCallId: 'a', toolName: 't', content: [{ type: 'text', text: '42' }], details: undefined, isError: false, timestamp: 2 },
+          {
+            role: 'toolResult',
+            toolCallId: 'a',
+            toolName: 't',
+            content: [{ type: 'text', text: '42' }],
+            details: undefined,
+            isError: false,
+            timestamp: 2,
+          },
         ],
       }),
     );
@@ -99,21 +124,31 @@ describe('scriptedModel', () => {
   });
 
   test('a turn can force stopReason length; cut-off argument JSON stays a string', async () => {
-    const model = scriptedModel([{ toolCalls: [{ name: 'calculator', arguments: '{"expression": "2 +' }], stopReason: 'length' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'calculator', arguments: '{"expression": "2 +' }], stopReason: 'length' },
+    ]);
     const { done } = await play(model);
     expect(done.stopReason).toBe('length');
-    expect(done.content).toEqual([{ type: 'toolCall', id: 'call_1_1', name: 'calculator', arguments: '{"expression": "2 +' }]);
+    expect(done.content).toEqual([
+      { type: 'toolCall', id: 'call_1_1', name: 'calculator', arguments: '{"expression": "2 +' },
+    ]);
   });
 
   test('a turn can force an error with a message', async () => {
     const model = scriptedModel([{ text: 'partial', stopReason: 'error', errorMessage: 'HTTP 500' }]);
     const { done } = await play(model);
-    expect(done).toMatchObject({ stopReason: 'error', errorMessage: 'HTTP 500', content: [{ type: 'text', text: 'partial' }] });
+    expect(done).toMatchObject({
+      stopReason: 'error',
+      errorMessage: 'HTTP 500',
+      content: [{ type: 'text', text: 'partial' }],
+    });
   });
 
   test('an abort between deltas ends the turn with what was streamed so far, stopReason aborted', async () => {
     const controller = new AbortController();
-    const model = scriptedModel([{ text: 'one two three four five six seven eight nine ten', toolCalls: [{ name: 'x', arguments: { a: 1 } }] }]);
+    const model = scriptedModel([
+      { text: 'one two three four five six seven eight nine ten', toolCalls: [{ name: 'x', arguments: { a: 1 } }] },
+    ]);
     const events: ModelStreamEvent[] = [];
     for await (const event of model.stream(request({ signal: controller.signal }))) {
       events.push(event);
@@ -121,7 +156,10 @@ describe('scriptedModel', () => {
       if (events.length === 3) setImmediate(() => controller.abort());
     }
     const done = events.at(-1) as Extract<ModelStreamEvent, { type: 'done' }>;
-    const streamed = events.filter((e) => e.type === 'text_delta').map((e) => (e.type === 'text_delta' ? e.delta : '')).join('');
+    const streamed = events
+      .filter((e) => e.type === 'text_delta')
+      .map((e) => (e.type === 'text_delta' ? e.delta : ''))
+      .join('');
     expect(done.type).toBe('done');
     expect(done.message.stopReason).toBe('aborted');
     expect(streamed.length).toBeLessThan('one two three four five six seven eight nine ten'.length);

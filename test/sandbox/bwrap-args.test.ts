@@ -15,23 +15,48 @@ const layout: SandboxLayout = {
 
 describe('bwrap command line', () => {
   test('what it shares with the kernel is bounded: sized /dev/shm (64 MiB at most) and /tmp, / and /dev read-only, /proc/sys read-only, counters covered, the seccomp filter', () => {
-    const big = { ...layout, tmpBytes: 512 * 1024 * 1024, procCounters: [{ source: '/x/stat', target: '/proc/stat' }], seccompFd: 4 };
+    const big = {
+      ...layout,
+      tmpBytes: 512 * 1024 * 1024,
+      procCounters: [{ source: '/x/stat', target: '/proc/stat' }],
+      seccompFd: 4,
+    };
     const args = bwrapArgs(big, ['node']).join(' ');
-    expect(args).toContain(`--size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${512 * 1024 * 1024} --tmpfs /tmp`);
-    expect(args).toContain('--ro-bind /proc/sys /proc/sys --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --ro-bind /x/stat /proc/stat');
+    expect(args).toContain(
+      `--size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${512 * 1024 * 1024} --tmpfs /tmp`,
+    );
+    expect(args).toContain(
+      '--ro-bind /proc/sys /proc/sys --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --ro-bind /x/stat /proc/stat',
+    );
     // After every mount that goes under them.
     expect(args).toMatch(/--remount-ro \/dev --remount-ro \/ --seccomp 4 -- node$/);
   });
 
   test("a module's own fsWrite space is shown at the folder's path, on top of an fsRead bind of the same folder", () => {
-    const spaces = { ...layout, readOnly: ['/srv/app/scratch'], writable: [], writableBinds: [{ source: '/srv/app/scratch/.toolpool-modules/calc-1234abcd', target: '/srv/app/scratch' }] };
+    const spaces = {
+      ...layout,
+      readOnly: ['/srv/app/scratch'],
+      writable: [],
+      writableBinds: [{ source: '/srv/app/scratch/.toolpool-modules/calc-1234abcd', target: '/srv/app/scratch' }],
+    };
     const args = bwrapArgs(spaces, ['node']).join(' ');
-    expect(args).toContain('--ro-bind-try /srv/app/scratch /srv/app/scratch --bind-try /srv/app/scratch/.toolpool-modules/calc-1234abcd /srv/app/scratch');
+    expect(args).toContain(
+      '--ro-bind-try /srv/app/scratch /srv/app/scratch --bind-try /srv/app/scratch/.toolpool-modules/calc-1234abcd /srv/app/scratch',
+    );
   });
 
   test('every namespace, a session of its own, dies with the host, no capabilities, no nested user namespaces, never --as-pid-1', () => {
     const args = bwrapArgs(layout, ['/usr/bin/node', 'entry.mjs']);
-    for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--disable-userns']) {
+    for (const flag of [
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-net',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--die-with-parent',
+      '--new-session',
+      '--disable-userns',
+    ]) {
       expect(args).toContain(flag);
     }
     expect(args.join(' ')).toContain('--cap-drop ALL');
@@ -42,7 +67,9 @@ describe('bwrap command line', () => {
 
   test('an empty root: own /proc, minimal /dev, private /tmp, then only the listed paths, parents before children', () => {
     const args = bwrapArgs(layout, ['node']).join(' ');
-    expect(args).toContain(`--proc /proc --dev /dev --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
+    expect(args).toContain(
+      `--proc /proc --dev /dev --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /dev/shm --perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`,
+    );
     expect(args).toContain('--ro-bind /usr/bin/node /usr/bin/node');
     expect(args).toContain('--bind-try /srv/app/scratch /srv/app/scratch');
     expect(args).toContain('--ro-bind /tmp/toolpool-net-x/net.sock /run/toolpool/net.sock');
@@ -67,10 +94,13 @@ describe('bwrap command line', () => {
 
   test('the folders above each bind are made 0755 first (privileged bwrap would make them 0700, closed to nobody), none inside a bind', () => {
     const args = bwrapArgs(layout, ['node']).join(' ');
-    for (const dir of ['/usr', '/usr/bin', '/srv', '/srv/app', '/srv/app/tools', '/run', '/run/toolpool']) expect(args).toContain(`--perms 0755 --dir ${dir} `);
+    for (const dir of ['/usr', '/usr/bin', '/srv', '/srv/app', '/srv/app/tools', '/run', '/run/toolpool'])
+      expect(args).toContain(`--perms 0755 --dir ${dir} `);
     expect(args).not.toContain('--dir /tmp ');
     expect(args.indexOf('--dir /srv/app ')).toBeLessThan(args.indexOf('--ro-bind-try /srv/app/node_modules'));
-    const nested = bwrapArgs({ ...layout, readOnly: ['/srv/app/node_modules', '/srv/app/node_modules/pkg/tool.mjs'] }, ['node']).join(' ');
+    const nested = bwrapArgs({ ...layout, readOnly: ['/srv/app/node_modules', '/srv/app/node_modules/pkg/tool.mjs'] }, [
+      'node',
+    ]).join(' ');
     expect(nested).not.toContain('--dir /srv/app/node_modules/pkg');
   });
 
@@ -81,6 +111,10 @@ describe('bwrap command line', () => {
       '\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2)',
       '\t/lib64/ld-linux-x86-64.so.2 (0x00007f3)',
     ].join('\n');
-    expect(parseLdd(output)).toEqual(['/lib/x86_64-linux-gnu/libdl.so.2', '/lib/x86_64-linux-gnu/libc.so.6', '/lib64/ld-linux-x86-64.so.2']);
+    expect(parseLdd(output)).toEqual([
+      '/lib/x86_64-linux-gnu/libdl.so.2',
+      '/lib/x86_64-linux-gnu/libc.so.6',
+      '/lib64/ld-linux-x86-64.so.2',
+    ]);
   });
 });

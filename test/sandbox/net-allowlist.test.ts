@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { forwardRules, hostsFile, needsLowPorts, parseNetAllowlist } from '../../src/isolation/sandbox/net-allowlist.ts';
+import {
+  forwardRules,
+  hostsFile,
+  needsLowPorts,
+  parseNetAllowlist,
+} from '../../src/isolation/sandbox/net-allowlist.ts';
 
 describe('permissions.net list', () => {
   test('names and loopback addresses, normalised and deduplicated', () => {
@@ -18,8 +23,15 @@ describe('permissions.net list', () => {
   });
 
   test('each name gets a loopback address of its own inside the sandbox, skipping addresses listed literally', () => {
-    const { rules, hosts } = forwardRules(parseNetAllowlist(['127.0.0.2:80', 'a.example:443', 'b.example:443', 'a.example:8443']));
-    expect(hosts).toEqual(new Map([['a.example', '127.0.0.3'], ['b.example', '127.0.0.4']]));
+    const { rules, hosts } = forwardRules(
+      parseNetAllowlist(['127.0.0.2:80', 'a.example:443', 'b.example:443', 'a.example:8443']),
+    );
+    expect(hosts).toEqual(
+      new Map([
+        ['a.example', '127.0.0.3'],
+        ['b.example', '127.0.0.4'],
+      ]),
+    );
     expect(rules).toEqual([
       { listenHost: '127.0.0.2', port: 80, target: '127.0.0.2:80' },
       { listenHost: '127.0.0.3', port: 443, target: 'a.example:443' },

@@ -33,7 +33,9 @@ function talk(bytes: string): Promise<string> {
 
 describe('host-side proxy', () => {
   test('tunnels a listed target, including bytes sent right after the request', async () => {
-    expect(await talk(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`)).toBe('HTTP/1.1 200 Connection Established\r\n\r\nupstream says hi');
+    expect(await talk(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n`)).toBe(
+      'HTTP/1.1 200 Connection Established\r\n\r\nupstream says hi',
+    );
   });
 
   test('refuses what is not listed or not a CONNECT, whoever speaks to the socket', async () => {
@@ -59,29 +61,58 @@ describe('host-side proxy', () => {
 });
 
 describe('a listed name cannot lead home (the DNS answer is untrusted)', () => {
-  const answers = (...addresses: string[]) => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  const answers =
+    (...addresses: string[]) =>
+    async () =>
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
   test('a name whose answer is loopback, private, link-local (cloud metadata) or unspecified is refused', async () => {
-    for (const address of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1']) {
-      expect(await resolveTarget('api.example', answers(address)), address).toMatchObject({ refused: expect.stringContaining(address) });
+    for (const address of [
+      '127.0.0.1',
+      '127.9.9.9',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '100.64.0.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::a00:1',
+    ]) {
+      expect(await resolveTarget('api.example', answers(address)), address).toMatchObject({
+        refused: expect.stringContaining(address),
+      });
     }
     // One home address among public ones is enough to refuse: the connection might take any.
     expect(await resolveTarget('api.example', answers('93.184.216.34', '127.0.0.1'))).toHaveProperty('refused');
   });
 
   test('a public answer is used as it was checked; literal loopback entries and localhost were listed on purpose', async () => {
-    expect(await resolveTarget('api.example', answers('93.184.216.34', '2606:2800:220:1::1'))).toEqual({ address: '93.184.216.34' });
+    expect(await resolveTarget('api.example', answers('93.184.216.34', '2606:2800:220:1::1'))).toEqual({
+      address: '93.184.216.34',
+    });
     expect(await resolveTarget('127.0.0.1', answers('10.0.0.1'))).toEqual({ address: '127.0.0.1' });
     expect(await resolveTarget('localhost', answers('127.0.0.1', '::1'))).toEqual({ address: '127.0.0.1' });
     expect(await resolveTarget('localhost', answers('10.0.0.1'))).toHaveProperty('refused');
-    expect(await resolveTarget('api.example', async () => Promise.reject(Object.assign(new Error('no'), { code: 'ENOTFOUND' })))).toEqual({ refused: 'api.example does not resolve (ENOTFOUND)' });
+    expect(
+      await resolveTarget('api.example', async () =>
+        Promise.reject(Object.assign(new Error('no'), { code: 'ENOTFOUND' })),
+      ),
+    ).toEqual({ refused: 'api.example does not resolve (ENOTFOUND)' });
   });
 
   test('through the proxy: a listed name answered with 127.0.0.1 gets 403, not the host port', async () => {
     const rebinding = await NetProxy.start(parseNetAllowlist([`evil.example:${port}`]), false, answers('127.0.0.1'));
     try {
       const reply = await new Promise<string>((resolve) => {
-        const socket = connect(rebinding.socketPath, () => socket.write(`CONNECT evil.example:${port} HTTP/1.1\r\n\r\n`));
+        const socket = connect(rebinding.socketPath, () =>
+          socket.write(`CONNECT evil.example:${port} HTTP/1.1\r\n\r\n`),
+        );
         let text = '';
         socket.on('data', (chunk) => (text += chunk));
         socket.on('close', () => resolve(text));

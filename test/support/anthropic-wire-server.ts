@@ -40,7 +40,10 @@ export function startAnthropicWireServer(): Promise<AnthropicWireServer> {
 }
 
 /** The error body the Anthropic API sends with a 4xx/5xx, and inside an `error` event. */
-export function anthropicError(type: string, message: string): { type: 'error'; error: { type: string; message: string } } {
+export function anthropicError(
+  type: string,
+  message: string,
+): { type: 'error'; error: { type: string; message: string } } {
   return { type: 'error', error: { type, message } };
 }
 

@@ -30,7 +30,11 @@ export function call(id: string, name: string, args: ToolCall['arguments'] = {})
 }
 
 export function textOf(message: Pick<ToolResultMessage, 'content'>): string {
-  return message.content.map((part) => (part.type === 'text' ? part.text : part.type === 'image' ? `[image ${part.mimeType}]` : `[${part.type}]`)).join('');
+  return message.content
+    .map((part) =>
+      part.type === 'text' ? part.text : part.type === 'image' ? `[image ${part.mimeType}]` : `[${part.type}]`,
+    )
+    .join('');
 }
 
 export function deferred<T = void>() {

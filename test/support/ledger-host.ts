@@ -9,7 +9,15 @@
  * `go: <file>` it then waits for that file before it starts the batch.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { Agent, createExecutor, scriptedModel, sqliteLedger, type Ledger, type ToolEvent, type ToolResultMessage } from '../../src/index.ts';
+import {
+  Agent,
+  createExecutor,
+  scriptedModel,
+  sqliteLedger,
+  type Ledger,
+  type ToolEvent,
+  type ToolResultMessage,
+} from '../../src/index.ts';
 import { redisLedger } from '../../src/adapters/bullmq/index.ts';
 import { fixture } from './executors.ts';
 
@@ -26,7 +34,9 @@ interface HostConfig {
 }
 
 const config = JSON.parse(process.argv[2]!) as HostConfig;
-const ledger: Ledger = config.ledger.startsWith('sqlite:') ? sqliteLedger(config.ledger.slice('sqlite:'.length)) : redisLedger({ connection: config.ledger.slice('redis:'.length) });
+const ledger: Ledger = config.ledger.startsWith('sqlite:')
+  ? sqliteLedger(config.ledger.slice('sqlite:'.length))
+  : redisLedger({ connection: config.ledger.slice('redis:'.length) });
 const executor = await createExecutor({ tools: [fixture(`ledger/${config.tool}.ts`)], ledger });
 const replayed: Record<string, boolean> = {};
 const onEnd = (event: ToolEvent) => {
@@ -36,7 +46,12 @@ let results: ToolResultMessage[];
 try {
   if (config.snapshot !== undefined) {
     const snapshot = JSON.parse(readFileSync(config.snapshot, 'utf8'));
-    const agent = new Agent({ model: scriptedModel([{ text: 'done' }]), executor, snapshot, ...(config.secret ? { snapshotSecret: config.secret } : {}) });
+    const agent = new Agent({
+      model: scriptedModel([{ text: 'done' }]),
+      executor,
+      snapshot,
+      ...(config.secret ? { snapshotSecret: config.secret } : {}),
+    });
     agent.subscribe((event) => onEnd(event as ToolEvent));
     const added = await agent.resume({ approved: config.approved ?? [] });
     results = added.filter((message): message is ToolResultMessage => message.role === 'toolResult');

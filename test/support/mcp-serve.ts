@@ -35,7 +35,10 @@ export async function serveOverStdio(args: string[], clientOptions?: ClientOptio
 }
 
 /** `toolpool serve --http 0` started as a child, and an SDK client on the URL it logged. */
-export async function serveOverHttp(args: string[], clientOptions?: ClientOptions): Promise<ServedClient & { url: string; child: ChildProcess }> {
+export async function serveOverHttp(
+  args: string[],
+  clientOptions?: ClientOptions,
+): Promise<ServedClient & { url: string; child: ChildProcess }> {
   const child = startServe(['--http', '0', ...args]);
   const url = await waitForLine(child, /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
   const client = new Client({ name: 'toolpool-test', version: '1.0.0' }, clientOptions);
@@ -63,7 +66,11 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env)
 
 /** `node bin/toolpool.js <command> ...`, the same way. */
 export function startToolpool(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ServeChild {
-  const child = spawn(process.execPath, [bin, command, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }) as ServeChild;
+  const child = spawn(process.execPath, [bin, command, ...args], {
+    cwd: root,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }) as ServeChild;
   child.stderrText = '';
   child.stderr!.on('data', (chunk: Buffer) => (child.stderrText += chunk.toString()));
   return child;
@@ -78,7 +85,10 @@ export function waitForLine(child: ServeChild, pattern: RegExp, timeoutMs = 20_0
       cleanup();
       resolve(match[1] ?? match[0]);
     };
-    const timer = setTimeout(() => (cleanup(), reject(new Error(`no stderr line like ${pattern}; stderr: ${child.stderrText}`))), timeoutMs);
+    const timer = setTimeout(
+      () => (cleanup(), reject(new Error(`no stderr line like ${pattern}; stderr: ${child.stderrText}`))),
+      timeoutMs,
+    );
     const onExit = () => (cleanup(), reject(new Error(`toolpool exited; stderr: ${child.stderrText}`)));
     const cleanup = () => {
       clearTimeout(timer);
@@ -93,7 +103,8 @@ export function waitForLine(child: ServeChild, pattern: RegExp, timeoutMs = 20_0
 
 /** Resolves with how the child ended. */
 export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
@@ -139,7 +150,10 @@ export function sendLine(child: ChildProcess, message: object): void {
 export function response(child: ChildProcess, id: number, timeoutMs = 20_000): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => (child.stdout!.off('data', onData), reject(new Error(`no response ${id}: ${buffer}`))), timeoutMs);
+    const timer = setTimeout(
+      () => (child.stdout!.off('data', onData), reject(new Error(`no response ${id}: ${buffer}`))),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString();
       const lines = buffer.split('\n');

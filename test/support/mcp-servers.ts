@@ -20,7 +20,9 @@ export function stdioServer(extra: Partial<McpStdioServer> = {}, flags: string[]
     command: process.execPath,
     args: [MCP_SERVER, ...flags],
     ...rest,
-    ...(rest.isolation === 'process' ? {} : { permissions: { ...permissions, fsRead: [MCP_FIXTURES, NODE_MODULES, ...(permissions?.fsRead ?? [])] } }),
+    ...(rest.isolation === 'process'
+      ? {}
+      : { permissions: { ...permissions, fsRead: [MCP_FIXTURES, NODE_MODULES, ...(permissions?.fsRead ?? [])] } }),
   };
 }
 
@@ -36,18 +38,25 @@ export interface HttpMcpServer {
  * server per session; `token` makes it answer 401 without `Authorization:
  * Bearer <token>`, `mutePings` leaves pings unanswered.
  */
-export async function startHttpMcpServer(options: { token?: string; mutePings?: boolean } = {}): Promise<HttpMcpServer> {
+export async function startHttpMcpServer(
+  options: { token?: string; mutePings?: boolean } = {},
+): Promise<HttpMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: HttpServer = createServer((request, response) => {
     if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {
-      response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end('{"error":"unauthorized"}');
+      response
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
+        .end('{"error":"unauthorized"}');
       return;
     }
     void (async () => {
       const id = request.headers['mcp-session-id'];
       let transport = typeof id === 'string' ? sessions.get(id) : undefined;
       if (!transport) {
-        const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, created) });
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: randomUUID,
+          onsessioninitialized: (sid) => void sessions.set(sid, created),
+        });
         created.onclose = () => void (created.sessionId !== undefined && sessions.delete(created.sessionId));
         await buildServer({ mutePings: options.mutePings === true }).connect(created);
         transport = created;

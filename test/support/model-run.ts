@@ -13,7 +13,10 @@ export function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
 }
 
 /** Reads a whole model turn; checks it ends with exactly one `done`. */
-export async function run(model: Model, req: ModelRequest = request()): Promise<{ events: ModelStreamEvent[]; done: AssistantMessage }> {
+export async function run(
+  model: Model,
+  req: ModelRequest = request(),
+): Promise<{ events: ModelStreamEvent[]; done: AssistantMessage }> {
   const events: ModelStreamEvent[] = [];
   for await (const event of model.stream(req)) events.push(event);
   const last = events.at(-1);

@@ -29,7 +29,8 @@ export type OpenAIWireServer = ScriptedServer<OpenAIScript>;
 export function startOpenAIWireServer(): Promise<OpenAIWireServer> {
   return startScriptedServer<OpenAIScript>({
     path: '/v1/chat/completions',
-    notFound: (method, url) => openaiError(`Unknown request URL: ${method} ${url}`, 'invalid_request_error', 'unknown_url'),
+    notFound: (method, url) =>
+      openaiError(`Unknown request URL: ${method} ${url}`, 'invalid_request_error', 'unknown_url'),
     noScriptLeft: () => openaiError('openai-wire-server: no scripted response left', 'server_error', null),
     render: (script) => {
       if (script.kind !== 'stream') return script;
@@ -79,7 +80,11 @@ export const openaiChunks = {
     model: 'gpt-test',
     system_fingerprint: 'fp_test',
     choices: [],
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   }),
 };
 

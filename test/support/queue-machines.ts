@@ -32,14 +32,27 @@ const copies: string[] = [];
 const machines: ServeChild[] = [];
 
 afterAll(async () => {
-  for (const child of machines.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of machines.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await Promise.all(copies.splice(0).map((base) => rm(base, { recursive: true, force: true })));
 });
 
 /** `toolpool worker` on `queue` with its own copy of the tools; resolves once it says it serves. */
-export async function startMachine(redisUrl: string, queue: string, options: { tools?: string; args?: string[] } = {}): Promise<ServeChild> {
+export async function startMachine(
+  redisUrl: string,
+  queue: string,
+  options: { tools?: string; args?: string[] } = {},
+): Promise<ServeChild> {
   const tools = options.tools ?? (await machineCopy());
-  const child = startToolpool('worker', ['--redis', redisUrl, '--queue', queue, '--tools', tools, ...(options.args ?? [])]);
+  const child = startToolpool('worker', [
+    '--redis',
+    redisUrl,
+    '--queue',
+    queue,
+    '--tools',
+    tools,
+    ...(options.args ?? []),
+  ]);
   machines.push(child);
   await waitForLine(child, /on queue \S+ at redis:\/\//);
   return child;

@@ -22,7 +22,9 @@ const model = scriptedModel([
 ]);
 const agent = new Agent({ model, executor, snapshot });
 const events: string[] = [];
-agent.subscribe((event: AgentEvent) => void events.push(event.type === 'agent_end' ? `agent_end:${event.reason}` : event.type));
+agent.subscribe(
+  (event: AgentEvent) => void events.push(event.type === 'agent_end' ? `agent_end:${event.reason}` : event.type),
+);
 try {
   const added = await agent.resume(decisions);
   process.stdout.write(JSON.stringify({ added, events, pid: process.pid }));

@@ -63,7 +63,11 @@ export async function startScriptedServer<Script>(dialect: ServerDialect<Script>
     if (script === undefined) return sendJson(res, 500, dialect.noScriptLeft());
     const response = dialect.render(script);
     if (response.kind === 'error') return sendJson(res, response.status, response.body, response.headers);
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     if (response.kind === 'raw') return void res.end(response.body);
     streamFrames(res, response);
   }

@@ -28,7 +28,12 @@ function toOutputPart(part: Content): OutputPart {
     case 'resource':
       if ('blob' in part.resource) {
         const { blob, mimeType, uri } = part.resource;
-        return { type: 'file', mediaType: mimeType ?? 'application/octet-stream', filename: uri, data: { type: 'data', data: blob } };
+        return {
+          type: 'file',
+          mediaType: mimeType ?? 'application/octet-stream',
+          filename: uri,
+          data: { type: 'data', data: blob },
+        };
       }
       return { type: 'text', text: partAsText(part) };
     default:

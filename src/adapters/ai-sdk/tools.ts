@@ -32,7 +32,9 @@ export type AiSdkToolSet = Record<string, AiSdkTool>;
  */
 export function aiSdkTools(executor: AiSdkExecutor): AiSdkToolSet {
   const approved = new ApprovedCalls();
-  return Object.fromEntries(executor.definitions.map((definition) => [definition.name, toAiSdkTool(executor, definition, approved)]));
+  return Object.fromEntries(
+    executor.definitions.map((definition) => [definition.name, toAiSdkTool(executor, definition, approved)]),
+  );
 }
 
 function toAiSdkTool(executor: AiSdkExecutor, definition: ToolSchema, approved: ApprovedCalls): AiSdkTool {
@@ -42,9 +44,19 @@ function toAiSdkTool(executor: AiSdkExecutor, definition: ToolSchema, approved: 
     // No `validate`: the SDK passes the model's input through, and toolpool validates and coerces it.
     inputSchema: jsonSchema<Input>(definition.parameters as JSONSchema7),
     // The tool-level setting (the SDK prefers generateText's toolApproval, which takes precedence over it).
-    ...(gated ? { needsApproval: (input: Input, { toolCallId }: { toolCallId: string }) => askApproval(executor, approved, { id: toolCallId, name: definition.name, arguments: input }) } : {}),
+    ...(gated
+      ? {
+          needsApproval: (input: Input, { toolCallId }: { toolCallId: string }) =>
+            askApproval(executor, approved, { id: toolCallId, name: definition.name, arguments: input }),
+        }
+      : {}),
     execute: (input, { toolCallId, abortSignal }) =>
-      runCall(executor, { id: toolCallId, name: definition.name, arguments: input }, abortSignal, gated ? approvalsFor(approved, toolCallId) : undefined),
+      runCall(
+        executor,
+        { id: toolCallId, name: definition.name, arguments: input },
+        abortSignal,
+        gated ? approvalsFor(approved, toolCallId) : undefined,
+      ),
     toModelOutput: ({ output }) => toModelOutput(output.content),
   });
 }
@@ -78,7 +90,11 @@ async function* runCall(
   const onEvent: Listener<ToolEvent> = (event) => {
     if (event.type === 'tool_update') updates.push(event.partial);
   };
-  const batch = executor.executeBatch([call], { ...(signal ? { signal } : {}), onEvent, ...(approvals ? { approvals } : {}) });
+  const batch = executor.executeBatch([call], {
+    ...(signal ? { signal } : {}),
+    onEvent,
+    ...(approvals ? { approvals } : {}),
+  });
   const end = () => updates.end();
   batch.then(end, end);
   for await (const partial of updates) yield output(partial);
@@ -88,5 +104,7 @@ async function* runCall(
 }
 
 function output(result: Pick<ToolResult, 'content' | 'details'>): AiSdkToolOutput {
-  return result.details === undefined ? { content: result.content } : { content: result.content, details: result.details };
+  return result.details === undefined
+    ? { content: result.content }
+    : { content: result.content, details: result.details };
 }

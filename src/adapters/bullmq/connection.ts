@@ -48,11 +48,22 @@ function addressOfUrl(text: string): RedisAddress {
   try {
     url = new URL(text);
   } catch {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`${JSON.stringify(text.slice(0, 200))} is not a URL`));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection(`${JSON.stringify(text.slice(0, 200))} is not a URL`),
+    );
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`has the scheme ${url.protocol}`));
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection(`has the scheme ${url.protocol}`),
+    );
   const db = url.pathname.replace(/^\//, '');
-  if (db !== '' && !/^\d{1,2}$/.test(db)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`has the path /${db.slice(0, 50)}, which is not a database number`));
+  if (db !== '' && !/^\d{1,2}$/.test(db))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection(`has the path /${db.slice(0, 50)}, which is not a database number`),
+    );
   return {
     host: url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: url.port ? Number(url.port) : 6379,
@@ -64,18 +75,46 @@ function addressOfUrl(text: string): RedisAddress {
 }
 
 function checkAddress(value: unknown): RedisAddress {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`is ${value === null ? 'null' : typeof value}`));
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection(`is ${value === null ? 'null' : typeof value}`),
+    );
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).find((key) => !ADDRESS_KEYS.has(key));
-  if (unknown !== undefined) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`has an unknown key "${unknown.slice(0, 100)}"`));
+  if (unknown !== undefined)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection(`has an unknown key "${unknown.slice(0, 100)}"`),
+    );
   const { host, port, username, password, db, tls } = fields;
-  if (typeof host !== 'string' || host === '') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection('needs a host name'));
-  if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65_535) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection('needs a port from 1 to 65535'));
-  for (const [key, text] of [['username', username], ['password', password]] as const) {
-    if (text !== undefined && typeof text !== 'string') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection(`.${key} must be a string`));
+  if (typeof host !== 'string' || host === '')
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection('needs a host name'));
+  if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65_535)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection('needs a port from 1 to 65535'),
+    );
+  for (const [key, text] of [
+    ['username', username],
+    ['password', password],
+  ] as const) {
+    if (text !== undefined && typeof text !== 'string')
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        RemoteErrors.badConnection(`.${key} must be a string`),
+      );
   }
-  if (db !== undefined && !(Number.isInteger(db) && (db as number) >= 0)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection('.db must be a database number'));
-  if (tls !== undefined && typeof tls !== 'boolean' && (typeof tls !== 'object' || tls === null)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badConnection('.tls must be true, false or TLS options'));
+  if (db !== undefined && !(Number.isInteger(db) && (db as number) >= 0))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection('.db must be a database number'),
+    );
+  if (tls !== undefined && typeof tls !== 'boolean' && (typeof tls !== 'object' || tls === null))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badConnection('.tls must be true, false or TLS options'),
+    );
   return fields as unknown as RedisAddress;
 }
 
@@ -95,8 +134,17 @@ export type ClientRole = 'command' | 'reader' | 'worker';
 const retryStrategy = (attempt: number) => Math.min(100 * attempt, 1_000);
 
 /** A client with a permanent 'error' listener (ioredis without one throws the first connection error at the process). */
-export function openClient(target: RedisTarget, role: ClientRole, name: string, connectTimeoutMs = 2_000): LinkedClient {
-  const failFast: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false };
+export function openClient(
+  target: RedisTarget,
+  role: ClientRole,
+  name: string,
+  connectTimeoutMs = 2_000,
+): LinkedClient {
+  const failFast: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  };
   const client = new Redis({
     ...target.options,
     connectionName: name,

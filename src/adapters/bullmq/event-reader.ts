@@ -61,7 +61,15 @@ export class EventReader {
           this.#lastId = last[0]?.[0] ?? '0-0';
           this.#markPositioned();
         }
-        const reply = (await redis.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.key, this.#lastId)) as Array<[string, Array<[string, string[]]>]> | null;
+        const reply = (await redis.xread(
+          'COUNT',
+          BATCH,
+          'BLOCK',
+          BLOCK_MS,
+          'STREAMS',
+          this.key,
+          this.#lastId,
+        )) as Array<[string, Array<[string, string[]]>]> | null;
         for (const [id, fields] of reply?.[0]?.[1] ?? []) {
           this.#lastId = id;
           this.#deliverEntry(fields);

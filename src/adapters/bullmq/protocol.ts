@@ -43,7 +43,9 @@ export interface CallData {
 export type CallAnswer = { toolpool: typeof PROTOCOL } & RemoteOutcome;
 
 /** A job's progress: an update of the running call, or only a sign of life. */
-export type CallProgress = { toolpool: typeof PROTOCOL; update: ToolResult } | { toolpool: typeof PROTOCOL; beat: true };
+export type CallProgress =
+  | { toolpool: typeof PROTOCOL; update: ToolResult }
+  | { toolpool: typeof PROTOCOL; beat: true };
 
 /** Redis keys and channels of toolpool's own, beside BullMQ's (`bull:<queue>:...`). */
 export const channels = {
@@ -63,18 +65,25 @@ const LIMIT_KEYS = ['timeoutMs', 'maxMemoryMb', 'maxResultBytes', 'abortGraceMs'
 /** On a worker machine: the job's data as a call, or what is wrong with it. */
 export function checkCallData(data: unknown): CallData | string {
   if (!isObject(data)) return 'its data is not an object';
-  if (data.toolpool !== PROTOCOL) return `it speaks protocol ${truncate(JSON.stringify(data.toolpool) ?? 'none', 40)}, not ${PROTOCOL}`;
+  if (data.toolpool !== PROTOCOL)
+    return `it speaks protocol ${truncate(JSON.stringify(data.toolpool) ?? 'none', 40)}, not ${PROTOCOL}`;
   const { callId, tool, args, limits, isolation, moduleHash, heartbeatMs } = data;
   if (!isText(callId, 512)) return 'it has no call id';
   if (data.runId !== undefined && !isText(data.runId, 512)) return 'its run id is not a text';
   if (!isText(tool, 200)) return 'it names no tool';
   if (!isObject(args)) return 'its arguments are not an object';
-  if (!isObject(limits) || !LIMIT_KEYS.every((key) => isPositive(limits[key]))) return 'its limits are not positive numbers';
+  if (!isObject(limits) || !LIMIT_KEYS.every((key) => isPositive(limits[key])))
+    return 'its limits are not positive numbers';
   if ((limits.maxMemoryMb as number) < MIN_MEMORY_MB) return `its maxMemoryMb is under ${MIN_MEMORY_MB}`;
   if (typeof isolation !== 'string' || !ISOLATIONS.has(isolation)) return 'it names no isolation tier';
   if (!isText(moduleHash, 128)) return 'it has no module hash';
-  if (!isPositive(heartbeatMs) || heartbeatMs > MAX_HEARTBEAT_MS) return `its heartbeat interval is not a number of ms up to ${MAX_HEARTBEAT_MS}`;
-  if (data.hostSession !== undefined && !(typeof data.hostSession === 'string' && /^[0-9a-f]{8,64}$/.test(data.hostSession))) return 'its host session is not a hex id';
+  if (!isPositive(heartbeatMs) || heartbeatMs > MAX_HEARTBEAT_MS)
+    return `its heartbeat interval is not a number of ms up to ${MAX_HEARTBEAT_MS}`;
+  if (
+    data.hostSession !== undefined &&
+    !(typeof data.hostSession === 'string' && /^[0-9a-f]{8,64}$/.test(data.hostSession))
+  )
+    return 'its host session is not a hex id';
   return data as unknown as CallData;
 }
 
@@ -82,22 +91,32 @@ export function checkCallData(data: unknown): CallData | string {
 export function readAnswer(json: string, maxResultBytes: number, queue: string): RemoteOutcome {
   // The text is bounded before it is parsed (JSON escapes can make a fitting result's text up to six times longer); the
   // result itself is measured after, as any result is.
-  if (json.length > textBound(maxResultBytes)) return { ok: false, error: ToolErrors.resultTooLarge('result', json.length, maxResultBytes) };
+  if (json.length > textBound(maxResultBytes))
+    return { ok: false, error: ToolErrors.resultTooLarge('result', json.length, maxResultBytes) };
   const answer = parse(json);
-  if (!isObject(answer) || answer.toolpool !== PROTOCOL) return { ok: false, error: RemoteErrors.badAnswer(queue, `it returned ${truncate(json, 80)}`) };
+  if (!isObject(answer) || answer.toolpool !== PROTOCOL)
+    return { ok: false, error: RemoteErrors.badAnswer(queue, `it returned ${truncate(json, 80)}`) };
   const usage = answer.usage === undefined ? undefined : checkUsage(answer.usage);
   if (typeof usage === 'string') return { ok: false, error: RemoteErrors.badAnswer(queue, usage) };
   const withUsage = (outcome: RemoteOutcome): RemoteOutcome => (usage ? { ...outcome, usage } : outcome);
-  if (answer.ok === false && typeof answer.error === 'string') return withUsage({ ok: false, error: truncate(answer.error, MAX_ERROR_CHARS) });
-  if (answer.ok !== true) return { ok: false, error: RemoteErrors.badAnswer(queue, 'an answer that is neither a result nor an error') };
+  if (answer.ok === false && typeof answer.error === 'string')
+    return withUsage({ ok: false, error: truncate(answer.error, MAX_ERROR_CHARS) });
+  if (answer.ok !== true)
+    return { ok: false, error: RemoteErrors.badAnswer(queue, 'an answer that is neither a result nor an error') };
   return checkReceivedOutcome(withUsage({ ok: true, result: answer.result as ToolResult }), maxResultBytes);
 }
 
 /** On the host: a job's progress (JSON) as an update, a heartbeat, or what is wrong with it. */
-export function readProgress(json: string, maxResultBytes: number, queue: string): { update: ToolResult } | { beat: true } | { problem: string } {
-  if (json.length > textBound(maxResultBytes)) return { problem: ToolErrors.resultTooLarge('update', json.length, maxResultBytes) };
+export function readProgress(
+  json: string,
+  maxResultBytes: number,
+  queue: string,
+): { update: ToolResult } | { beat: true } | { problem: string } {
+  if (json.length > textBound(maxResultBytes))
+    return { problem: ToolErrors.resultTooLarge('update', json.length, maxResultBytes) };
   const progress = parse(json);
-  if (!isObject(progress) || progress.toolpool !== PROTOCOL) return { problem: RemoteErrors.badAnswer(queue, `it reported progress ${truncate(json, 80)}`) };
+  if (!isObject(progress) || progress.toolpool !== PROTOCOL)
+    return { problem: RemoteErrors.badAnswer(queue, `it reported progress ${truncate(json, 80)}`) };
   if (progress.beat === true) return { beat: true };
   const problem = checkPayload(progress.update, 'update', maxResultBytes);
   return problem ? { problem } : { update: progress.update as ToolResult };
@@ -116,6 +135,9 @@ function parse(json: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max;
-const isPositive = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isText = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= max;
+const isPositive = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0;

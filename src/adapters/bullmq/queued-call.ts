@@ -17,8 +17,10 @@ export type ServedExecutor = Pick<Executor, 'executeBatch' | 'metadata'>;
 export function refusal(executor: ServedExecutor, call: CallData): string | undefined {
   const tool = executor.metadata.get(call.tool);
   if (!tool) return RemoteErrors.toolMissing(call.tool, [...executor.metadata.keys()]);
-  if (tool.moduleHash !== call.moduleHash) return RemoteErrors.versionsDiffer(call.tool, call.moduleHash, tool.moduleHash);
-  if (isWeakerIsolation(tool.isolation, call.isolation)) return RemoteErrors.isolationTooWeak(call.tool, call.isolation, tool.isolation);
+  if (tool.moduleHash !== call.moduleHash)
+    return RemoteErrors.versionsDiffer(call.tool, call.moduleHash, tool.moduleHash);
+  if (isWeakerIsolation(tool.isolation, call.isolation))
+    return RemoteErrors.isolationTooWeak(call.tool, call.isolation, tool.isolation);
   return undefined;
 }
 
@@ -30,7 +32,12 @@ export function refusal(executor: ServedExecutor, call: CallData): string | unde
  * gate decided; see README on Redis as a trust boundary). Its updates go
  * to `relay`.
  */
-export async function runQueuedCall(executor: ServedExecutor, call: CallData, signal: AbortSignal, relay: UpdateRelay): Promise<RemoteOutcome> {
+export async function runQueuedCall(
+  executor: ServedExecutor,
+  call: CallData,
+  signal: AbortSignal,
+  relay: UpdateRelay,
+): Promise<RemoteOutcome> {
   let end: ToolEndEvent | undefined;
   const onEvent = (event: ToolEvent) => {
     if (event.type === 'tool_update') relay.send(event.partial);
@@ -53,10 +60,22 @@ export async function runQueuedCall(executor: ServedExecutor, call: CallData, si
   const usage = end && end.runningMs > 0 ? usageOf(end) : undefined;
   const outcome: RemoteOutcome = message.isError
     ? { ok: false, error: message.content.map((part) => (part.type === 'text' ? part.text : '')).join('') }
-    : { ok: true, result: { content: message.content, ...(message.details !== undefined ? { details: message.details } : {}), ...(batch.terminate ? { terminate: true } : {}) } };
+    : {
+        ok: true,
+        result: {
+          content: message.content,
+          ...(message.details !== undefined ? { details: message.details } : {}),
+          ...(batch.terminate ? { terminate: true } : {}),
+        },
+      };
   return usage ? { ...outcome, usage } : outcome;
 }
 
 function usageOf({ queuedMs, runningMs, cpuMs, heapUsedBytes }: ToolEndEvent) {
-  return { queuedMs, runningMs, ...(cpuMs !== undefined ? { cpuMs } : {}), ...(heapUsedBytes !== undefined ? { heapUsedBytes } : {}) };
+  return {
+    queuedMs,
+    runningMs,
+    ...(cpuMs !== undefined ? { cpuMs } : {}),
+    ...(heapUsedBytes !== undefined ? { heapUsedBytes } : {}),
+  };
 }

@@ -30,18 +30,32 @@ const RELEASE = `local v = redis.call('GET', KEYS[1]) if v and not string.find(v
  * `appendfsync always` it survives a crash of Redis itself.
  */
 export function redisLedger(options: RedisLedgerOptions): Ledger {
-  if (typeof options !== 'object' || options === null) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'redisLedger(options): options must be { connection, prefix?, expireAfterMs? }');
+  if (typeof options !== 'object' || options === null)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      'redisLedger(options): options must be { connection, prefix?, expireAfterMs? }',
+    );
   const target = redisTarget(options.connection);
   const prefix = options.prefix ?? 'toolpool:ledger';
   const expireAfterMs = options.expireAfterMs ?? 7 * DAY_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
-  if (typeof prefix !== 'string' || prefix === '') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'redisLedger: prefix must be a non-empty string');
-  if (!(Number.isInteger(expireAfterMs) && expireAfterMs >= 1000)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `redisLedger: expireAfterMs must be an integer >= 1000, got ${String(options.expireAfterMs)}`);
-  if (!(Number.isInteger(connectTimeoutMs) && connectTimeoutMs >= 0)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `redisLedger: connectTimeoutMs must be an integer >= 0, got ${String(options.connectTimeoutMs)}`);
+  if (typeof prefix !== 'string' || prefix === '')
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', 'redisLedger: prefix must be a non-empty string');
+  if (!(Number.isInteger(expireAfterMs) && expireAfterMs >= 1000))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      `redisLedger: expireAfterMs must be an integer >= 1000, got ${String(options.expireAfterMs)}`,
+    );
+  if (!(Number.isInteger(connectTimeoutMs) && connectTimeoutMs >= 0))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      `redisLedger: connectTimeoutMs must be an integer >= 0, got ${String(options.connectTimeoutMs)}`,
+    );
   const client = openClient(target, 'command', 'toolpool-ledger');
   const keyOf = ({ runId, callId }: LedgerKey) => `${prefix}:${JSON.stringify([runId, callId])}`;
   const ready = async () => {
-    if (!(await client.whenReady(connectTimeoutMs))) throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', `Redis at ${target.where} is unreachable (${client.lastError})`);
+    if (!(await client.whenReady(connectTimeoutMs)))
+      throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', `Redis at ${target.where} is unreachable (${client.lastError})`);
   };
   const read = async (key: string): Promise<LedgerRecord | undefined> => {
     const text = await client.redis.get(key);
@@ -63,7 +77,8 @@ export function redisLedger(options: RedisLedgerOptions): Ledger {
       const name = keyOf(key);
       // Twice: a record that expired between the SET and the GET is claimed on the second try.
       for (let attempt = 0; attempt < 2; attempt++) {
-        if ((await client.redis.set(name, JSON.stringify(record), 'PX', expireAfterMs, 'NX')) === 'OK') return undefined;
+        if ((await client.redis.set(name, JSON.stringify(record), 'PX', expireAfterMs, 'NX')) === 'OK')
+          return undefined;
         const found = await read(name);
         if (found) return found;
       }
@@ -73,7 +88,11 @@ export function redisLedger(options: RedisLedgerOptions): Ledger {
       await ready();
       const name = keyOf(key);
       const record = await read(name);
-      if (!record) throw new ToolpoolError('TOOLPOOL_ERR_LEDGER', `the record ${name} expired before the call ended (expireAfterMs ${expireAfterMs})`);
+      if (!record)
+        throw new ToolpoolError(
+          'TOOLPOOL_ERR_LEDGER',
+          `the record ${name} expired before the call ended (expireAfterMs ${expireAfterMs})`,
+        );
       await client.redis.set(name, JSON.stringify({ ...record, end }), 'KEEPTTL', 'XX');
     },
     async release(key) {

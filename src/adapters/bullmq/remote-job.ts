@@ -75,7 +75,11 @@ export class RemoteJob {
 
   async #send(): Promise<void> {
     const { context, call } = this;
-    if (!(await context.ready())) return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, context.redisDown() ?? 'not connected') });
+    if (!(await context.ready()))
+      return this.#settle({
+        ok: false,
+        error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, context.redisDown() ?? 'not connected'),
+      });
     if (this.#state !== 'sending') return;
     const data: CallData = {
       toolpool: PROTOCOL,
@@ -95,7 +99,11 @@ export class RemoteJob {
       // The command may have reached Redis before the connection dropped: should it have, the job goes again once Redis is back.
       context.abandon(this.jobId);
       // It may still run (see above): a ledger keeps it as started, never ended.
-      return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, errorMessage(error)), unsure: true });
+      return this.#settle({
+        ok: false,
+        error: RemoteErrors.redisDownBeforeSend(context.queue, context.where, errorMessage(error)),
+        unsure: true,
+      });
     }
     // Its events may already have moved it on (they come on another connection).
     if (this.#state === 'sending') this.#state = 'queued';
@@ -110,11 +118,19 @@ export class RemoteJob {
       case 'progress':
         return this.#progress(event.data ?? '');
       case 'completed':
-        return this.#settle(this.#received(readAnswer(event.returnvalue ?? '', this.call.limits.maxResultBytes, this.context.queue)));
+        return this.#settle(
+          this.#received(readAnswer(event.returnvalue ?? '', this.call.limits.maxResultBytes, this.context.queue)),
+        );
       case 'failed':
-        return this.#settle({ ok: false, error: RemoteErrors.jobFailed(this.context.queue, event.failedReason ?? 'no reason given') });
+        return this.#settle({
+          ok: false,
+          error: RemoteErrors.jobFailed(this.context.queue, event.failedReason ?? 'no reason given'),
+        });
       case 'removed':
-        return this.#settle({ ok: false, error: this.#removedText ?? RemoteErrors.removedFromQueue(this.context.queue) });
+        return this.#settle({
+          ok: false,
+          error: this.#removedText ?? RemoteErrors.removedFromQueue(this.context.queue),
+        });
     }
   }
 
@@ -150,14 +166,23 @@ export class RemoteJob {
   readonly #lost = () => {
     this.context.cancel(this.jobId);
     const down = this.context.redisDown();
-    const error = down !== undefined ? RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, down) : RemoteErrors.machineLost(this.context.queue, this.context.lostAfterMs);
+    const error =
+      down !== undefined
+        ? RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, down)
+        : RemoteErrors.machineLost(this.context.queue, this.context.lostAfterMs);
     // Sent and lost: it may have run, or may run still; a ledger keeps it as started, never ended.
     this.#settle({ ok: false, error, unsure: true });
   };
 
   readonly #overstayed = () => {
     this.context.cancel(this.jobId);
-    this.#settle({ ok: false, error: this.#aborting ? RemoteErrors.noAnswerAfterAbort() : RemoteErrors.noAnswerAfterTimeout(this.call.limits.timeoutMs), unsure: true });
+    this.#settle({
+      ok: false,
+      error: this.#aborting
+        ? RemoteErrors.noAnswerAfterAbort()
+        : RemoteErrors.noAnswerAfterTimeout(this.call.limits.timeoutMs),
+      unsure: true,
+    });
   };
 
   readonly #onAbort = () => {
@@ -207,9 +232,17 @@ export class RemoteJob {
   /** Redis stayed away for lostAfterMs while this call was out. */
   lostRedis(reason: string): void {
     if (this.#state === 'settled') return;
-    if (this.#state === 'sending') return this.#settle({ ok: false, error: RemoteErrors.redisDownBeforeSend(this.context.queue, this.context.where, reason) });
+    if (this.#state === 'sending')
+      return this.#settle({
+        ok: false,
+        error: RemoteErrors.redisDownBeforeSend(this.context.queue, this.context.where, reason),
+      });
     this.context.abandon(this.jobId);
-    this.#settle({ ok: false, error: RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, reason), unsure: true });
+    this.#settle({
+      ok: false,
+      error: RemoteErrors.redisDownWhileOut(this.context.queue, this.context.where, reason),
+      unsure: true,
+    });
   }
 
   /** The host closes: the call ends now, and its job is taken off the queue or stopped where it runs. */

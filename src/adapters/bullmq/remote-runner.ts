@@ -93,7 +93,10 @@ class QueueRunner implements RemoteRunner {
     }
     this.#context = this.#jobContext(target.where);
     // The key expires lostAfterMs after its last refresh, so it is gone by the time this host gives up on Redis.
-    this.#keepWaiting = setInterval(() => void this.#refreshSession(), Math.max(20, Math.floor(this.#lostAfterMs / 8))).unref();
+    this.#keepWaiting = setInterval(
+      () => void this.#refreshSession(),
+      Math.max(20, Math.floor(this.#lostAfterMs / 8)),
+    ).unref();
     this.#startCheck = setTimeout(() => this.#warnIfUnreachable(target.where), this.#connectTimeoutMs).unref();
   }
 
@@ -102,7 +105,10 @@ class QueueRunner implements RemoteRunner {
     this.#startCheck = undefined;
     const reason = this.#redisDown();
     if (this.#closed || reason === undefined) return;
-    process.emitWarning(RemoteErrors.redisUnreachableAtStart(this.#queueName, where, reason, this.#connectTimeoutMs), 'ToolpoolWarning');
+    process.emitWarning(
+      RemoteErrors.redisUnreachableAtStart(this.#queueName, where, reason, this.#connectTimeoutMs),
+      'ToolpoolWarning',
+    );
   }
 
   execute(call: RemoteCall): Promise<RemoteOutcome> {
@@ -146,7 +152,8 @@ class QueueRunner implements RemoteRunner {
         await this.#queue.add(tool, data, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
       },
       remove: (jobId: string) => this.#queue.remove(jobId),
-      cancel: (jobId: string) => void this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => this.#abandon(jobId)),
+      cancel: (jobId: string) =>
+        void this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => this.#abandon(jobId)),
       abandon: (jobId: string) => this.#abandon(jobId),
       redisDown: () => this.#redisDown(),
     };
@@ -215,7 +222,10 @@ class QueueRunner implements RemoteRunner {
     for (const jobId of [...this.#abandoned]) {
       this.#abandoned.delete(jobId);
       const sent = this.#queue.remove(jobId).then(
-        (removed) => (removed === 0 ? this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => undefined) : undefined),
+        (removed) =>
+          removed === 0
+            ? this.#command.redis.publish(channels.cancel(this.#queueName), jobId).catch(() => undefined)
+            : undefined,
         () => void this.#abandoned.add(jobId),
       );
       this.#cleaning.add(sent);
@@ -235,7 +245,9 @@ class QueueRunner implements RemoteRunner {
 
   async #checkForWorkers(): Promise<void> {
     const now = Date.now();
-    const waiting = [...this.#jobs.values()].filter((job) => job.waitingSince !== undefined && now - job.waitingSince >= this.#lostAfterMs);
+    const waiting = [...this.#jobs.values()].filter(
+      (job) => job.waitingSince !== undefined && now - job.waitingSince >= this.#lostAfterMs,
+    );
     if (this.#jobs.size === 0) {
       clearInterval(this.#workerCheck);
       this.#workerCheck = undefined;
@@ -250,7 +262,10 @@ class QueueRunner implements RemoteRunner {
 function checkMs(option: string, value: unknown, byDefault: number): number {
   if (value === undefined) return byDefault;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 100) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badOption('remoteRunner', option, 'must be a number of milliseconds >= 100'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badOption('remoteRunner', option, 'must be a number of milliseconds >= 100'),
+    );
   }
   return value;
 }

@@ -35,7 +35,10 @@ export function checkServeOptions(options: ServeQueueOptions): CheckedServeOptio
 function checkConcurrency(value: unknown): number {
   if (value === undefined) return availableParallelism();
   if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1_000) {
-    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', RemoteErrors.badOption('serveQueue', 'concurrency', 'must be an integer from 1 to 1000'));
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      RemoteErrors.badOption('serveQueue', 'concurrency', 'must be an integer from 1 to 1000'),
+    );
   }
   return value as number;
 }

@@ -60,7 +60,10 @@ class QueueService implements QueueServer {
     this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
     this.#reportConnection(log);
-    this.#cancels = new CancelListener(openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`), channels.cancel(this.#queueName));
+    this.#cancels = new CancelListener(
+      openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`),
+      channels.cancel(this.#queueName),
+    );
     this.#worker = new Worker(this.#queueName, (job: Job) => this.#track(this.#process(job)), {
       connection: this.#link.redis,
       concurrency,
@@ -112,7 +115,8 @@ class QueueService implements QueueServer {
       // Without Redis the updates cannot arrive before the answer, nor the answer at all: no wait for them.
       await relay.drain(this.#link.ready ? DRAIN_MS : 0);
       // A call stopped by the shutdown says so, rather than that it was aborted.
-      if (this.#closing && !outcome.ok) return { toolpool: PROTOCOL, ...outcome, error: RemoteErrors.shutDown(outcome.error) };
+      if (this.#closing && !outcome.ok)
+        return { toolpool: PROTOCOL, ...outcome, error: RemoteErrors.shutDown(outcome.error) };
       return { toolpool: PROTOCOL, ...outcome };
     } finally {
       this.#cancels.untrack(jobId);
@@ -156,7 +160,9 @@ class QueueService implements QueueServer {
   /** One key per queue that every live machine keeps setting: while it exists, hosts know someone serves the queue. */
   #sayAlive(): void {
     if (this.#closing || !this.#link.ready) return;
-    void this.#link.redis.set(channels.alive(this.#queueName), this.#machine, 'PX', ALIVE_FOR_MS).catch(() => undefined);
+    void this.#link.redis
+      .set(channels.alive(this.#queueName), this.#machine, 'PX', ALIVE_FOR_MS)
+      .catch(() => undefined);
   }
 
   async #close(): Promise<void> {

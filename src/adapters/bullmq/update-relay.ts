@@ -36,7 +36,8 @@ export class UpdateRelay {
 
   /** Called on a timer: a heartbeat when the call has been quiet for its interval. */
   beatIfQuiet(now: number): void {
-    if (this.#inFlight === 0 && now - this.#lastSentAt >= this.heartbeatMs) this.#post({ toolpool: PROTOCOL, beat: true });
+    if (this.#inFlight === 0 && now - this.#lastSentAt >= this.heartbeatMs)
+      this.#post({ toolpool: PROTOCOL, beat: true });
   }
 
   /** Resolves once every update sent reached Redis (or after `ms`): the answer must not overtake them. */

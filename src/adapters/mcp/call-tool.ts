@@ -1,6 +1,13 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ErrorCode, McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalOptions, BatchResult, ToolCall } from '../../index.ts';
 import { ToolErrors } from '../../core/errors.ts';
 import { askPerson, canAskPerson, cannotAsk, DEFAULT_APPROVAL_TIMEOUT_MS } from './approval.ts';
@@ -33,13 +40,20 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const { name, arguments: args = {} } = request.params;
   if (!executor.definitions.some((definition) => definition.name === name)) {
-    throw new McpError(ErrorCode.InvalidParams, ToolErrors.unknownTool(name, executor.definitions.map((definition) => definition.name)));
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      ToolErrors.unknownTool(
+        name,
+        executor.definitions.map((definition) => definition.name),
+      ),
+    );
   }
   const key = callKey(request.params._meta);
   if (typeof key === 'string') return { content: [{ type: 'text', text: key }], isError: true };
   const call: ToolCall = { id: key?.callId ?? `mcp_${++sequence}`, name, arguments: args };
   const token = request.params._meta?.progressToken;
-  const onEvent = token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
+  const onEvent =
+    token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
   const run = (approvals?: ApprovalOptions) =>
     executor.executeBatch([call], {
       signal: extra.signal,
@@ -80,7 +94,9 @@ function callKey(meta: Record<string, unknown> | undefined): { runId: string; ca
   const runId = meta?.[RUN_ID_META];
   const callId = meta?.[CALL_ID_META];
   if (runId === undefined && callId === undefined) return undefined;
-  const fits = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 512;
-  if (!fits(runId) || !fits(callId)) return `Not run: _meta "${RUN_ID_META}" and "${CALL_ID_META}" go together, each a non-empty string of at most 512 characters.`;
+  const fits = (value: unknown): value is string =>
+    typeof value === 'string' && value.length > 0 && value.length <= 512;
+  if (!fits(runId) || !fits(callId))
+    return `Not run: _meta "${RUN_ID_META}" and "${CALL_ID_META}" go together, each a non-empty string of at most 512 characters.`;
   return { runId, callId };
 }

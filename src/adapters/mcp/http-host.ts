@@ -94,7 +94,8 @@ function refuse(request: IncomingMessage): { status: number; message: string } |
   const path = new URL(request.url ?? '/', 'http://localhost').pathname;
   if (path !== PATH) return { status: 404, message: AdapterErrors.httpNotFound(path) };
   const host = request.headers.host ?? '';
-  if (!LOCAL_HOSTNAMES.has(hostnameOf(`http://${host}`))) return { status: 403, message: AdapterErrors.httpForbiddenHost(host) };
+  if (!LOCAL_HOSTNAMES.has(hostnameOf(`http://${host}`)))
+    return { status: 403, message: AdapterErrors.httpForbiddenHost(host) };
   const origin = request.headers.origin;
   if (origin !== undefined && !LOCAL_HOSTNAMES.has(hostnameOf(origin))) {
     return { status: 403, message: AdapterErrors.httpForbiddenOrigin(origin) };

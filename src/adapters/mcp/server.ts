@@ -21,6 +21,8 @@ export function createMcpServer(executor: McpExecutor, options: McpServerOptions
   // tool handlers, and a later registerTool() should fail loudly rather than add a tool nobody serves.
   server.server.registerCapabilities({ tools: {} });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(executor) }));
-  server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(executor, server.server, request, extra, options));
+  server.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(executor, server.server, request, extra, options),
+  );
   return server;
 }

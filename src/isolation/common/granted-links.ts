@@ -49,7 +49,8 @@ function walk(root: string, allowed: readonly string[]): { link: string; target:
     }
     if (stat.isSymbolicLink()) {
       const target = linkTarget(path);
-      if (!allowed.some((inside) => target === inside || target.startsWith(inside + sep))) return { link: path, target };
+      if (!allowed.some((inside) => target === inside || target.startsWith(inside + sep)))
+        return { link: path, target };
       continue;
     }
     if (!stat.isDirectory()) continue;

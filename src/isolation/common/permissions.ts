@@ -53,7 +53,12 @@ export async function measurePermissionSupport(): Promise<PermissionSupport> {
 function workerIsConfined(flag: string): Promise<boolean> {
   const granted = mkdtempSync(join(tmpdir(), 'toolpool-confine-'));
   const code = `require('node:worker_threads').parentPort.postMessage(process.permission.has('fs.read', require('node:path').join(process.cwd(), 'toolpool-confinement-probe')))`;
-  const worker = new Worker(code, { eval: true, execArgv: [flag, '--disable-warning=ExperimentalWarning', `--allow-fs-read=${granted}`], stdout: true, stderr: true });
+  const worker = new Worker(code, {
+    eval: true,
+    execArgv: [flag, '--disable-warning=ExperimentalWarning', `--allow-fs-read=${granted}`],
+    stdout: true,
+    stderr: true,
+  });
   return new Promise<boolean>((resolve) => {
     worker.once('message', (readsWorkingFolder: unknown) => resolve(readsWorkingFolder === false));
     worker.once('error', () => resolve(false));
@@ -91,7 +96,12 @@ function permissionFlag(stable: boolean): string {
  */
 function workerTakesFlag(flag: string): boolean {
   try {
-    const worker = new Worker('', { eval: true, execArgv: [flag, '--disable-warning=ExperimentalWarning'], stdout: true, stderr: true });
+    const worker = new Worker('', {
+      eval: true,
+      execArgv: [flag, '--disable-warning=ExperimentalWarning'],
+      stdout: true,
+      stderr: true,
+    });
     void worker.terminate();
     return true;
   } catch (error) {
@@ -116,7 +126,11 @@ function workerTakesFlag(flag: string): boolean {
  * folded into their parent; and a comma-separated list is no longer
  * accepted, so each path gets its own flag.
  */
-export function permissionArgv(permissions: Permissions, ownReads: readonly string[], support = permissionSupport()): string[] {
+export function permissionArgv(
+  permissions: Permissions,
+  ownReads: readonly string[],
+  support = permissionSupport(),
+): string[] {
   return [
     permissionFlag(support.stableFlag),
     ...netFlags(permissions, support),
@@ -131,7 +145,11 @@ export function permissionArgv(permissions: Permissions, ownReads: readonly stri
  * each of its workers gets `permissionArgv` again, which has no
  * `--allow-worker`, so tools cannot start nested workers.
  */
-export function processPermissionArgv(permissions: Permissions, ownReads: readonly string[], support = permissionSupport()): string[] {
+export function processPermissionArgv(
+  permissions: Permissions,
+  ownReads: readonly string[],
+  support = permissionSupport(),
+): string[] {
   return [
     permissionFlag(support.stableFlag),
     '--allow-worker',

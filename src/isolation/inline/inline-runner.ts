@@ -73,11 +73,15 @@ class InlineCall implements Stoppable, ContextOwner {
         outcome = stopOutcome(stopTimer, this.limits);
       } else {
         const problem = problemWithResult(value);
-        outcome = problem ? { ok: false, error: ToolErrors.invalidResult(problem), code: 'INVALID_RESULT' } : { ok: true, result: value as ToolResult };
+        outcome = problem
+          ? { ok: false, error: ToolErrors.invalidResult(problem), code: 'INVALID_RESULT' }
+          : { ok: true, result: value as ToolResult };
       }
     } catch (error) {
       this.#settled = true;
-      outcome = stopTimer.stopped ? stopOutcome(stopTimer, this.limits) : { ok: false, error: errorMessage(error), code: 'THREW' };
+      outcome = stopTimer.stopped
+        ? stopOutcome(stopTimer, this.limits)
+        : { ok: false, error: errorMessage(error), code: 'THREW' };
     } finally {
       stopTimer.dispose();
     }

@@ -80,7 +80,11 @@ export const TO_HOST_FD = 3;
  * with a few bytes), and a session of its own, so a tool's `kill(0)` or a
  * signal to the host's process group does not reach the host.
  */
-export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'pipe', stderr: StdioEntry = 'pipe'): SpawnOptions {
+export function childSpawnOptions(
+  spec: ChildSpec,
+  stdout: StdioEntry = 'pipe',
+  stderr: StdioEntry = 'pipe',
+): SpawnOptions {
   return {
     env: spec.env,
     stdio: ['pipe', stdout, stderr, 'pipe'],
@@ -95,10 +99,18 @@ export function childSpawnOptions(spec: ChildSpec, stdout: StdioEntry = 'pipe', 
  * reserves far more address space than it uses. Without prlimit the command
  * runs uncapped.
  */
-export function withLimits(spec: ChildSpec, command: string, args: string[], more: readonly string[] = []): { command: string; args: string[] } {
+export function withLimits(
+  spec: ChildSpec,
+  command: string,
+  args: string[],
+  more: readonly string[] = [],
+): { command: string; args: string[] } {
   const prlimit = findPrlimit();
   if (!prlimit) return { command, args };
-  return { command: prlimit, args: [`--data=${spec.memoryCapBytes}`, `--nofile=${spec.maxOpenFiles}`, ...more, command, ...args] };
+  return {
+    command: prlimit,
+    args: [`--data=${spec.memoryCapBytes}`, `--nofile=${spec.maxOpenFiles}`, ...more, command, ...args],
+  };
 }
 
 export function findPrlimit(): string | undefined {
@@ -118,8 +130,12 @@ export const processLauncher: ChildLauncher = {
     const bwrap = await pidNamespaceSupport();
     const node = [spec.node, ...spec.nodeArgs];
     // Under permissions the file system outside fsWrite is read-only too: structure behind the permission model's flags.
-    const writable = spec.nodeArgs.some((flag) => flag === '--permission' || flag === '--experimental-permission') ? spec.writePaths : undefined;
-    const { command, args } = bwrap ? withLimits(spec, bwrap, pidNamespaceArgs(node, writable)) : withLimits(spec, node[0]!, node.slice(1));
+    const writable = spec.nodeArgs.some((flag) => flag === '--permission' || flag === '--experimental-permission')
+      ? spec.writePaths
+      : undefined;
+    const { command, args } = bwrap
+      ? withLimits(spec, bwrap, pidNamespaceArgs(node, writable))
+      : withLimits(spec, node[0]!, node.slice(1));
     return { command, args, options: childSpawnOptions(spec), ...(bwrap ? { signalsAsExitCodes: true } : {}) };
   },
 };

@@ -17,33 +17,49 @@ const MAX_ERROR_CHARS = 4_000;
 
 /** Returns the message typed, or a text saying what is wrong with it. */
 export function checkChildMessage(message: unknown): ChildToHost | string {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return 'a message that is not an object';
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    return 'a message that is not an object';
   const m = message as Record<string, unknown>;
   if (m.type === 'ready') return { type: 'ready' };
-  if (m.type === 'exhausted') return isCount(m.openFiles) ? { type: 'exhausted', openFiles: m.openFiles } : 'an "exhausted" message without a descriptor count';
+  if (m.type === 'exhausted')
+    return isCount(m.openFiles)
+      ? { type: 'exhausted', openFiles: m.openFiles }
+      : 'an "exhausted" message without a descriptor count';
   if (!isId(m.id)) return `a "${String(m.type).slice(0, 40)}" message without a valid id`;
   const id = m.id;
   switch (m.type) {
     case 'described':
       // Its fields are checked on the host like any definition (describeView); here only that it is one.
-      return isObject(m.view) && isObject(m.view.definition) ? { type: 'described', id, ok: true, view: m.view as never } : 'a tool description that is not one';
+      return isObject(m.view) && isObject(m.view.definition)
+        ? { type: 'described', id, ok: true, view: m.view as never }
+        : 'a tool description that is not one';
     case 'prepared':
-      return isObject(m.args) ? { type: 'prepared', id, ok: true, args: m.args } : 'prepared arguments that are not an object';
+      return isObject(m.args)
+        ? { type: 'prepared', id, ok: true, args: m.args }
+        : 'prepared arguments that are not an object';
     case 'approvalAnswered':
       // Any value: the host's approval gate accepts only a boolean and refuses the call otherwise.
       return { type: 'approvalAnswered', id, ok: true, answer: m.answer };
     case 'failed':
-      return typeof m.error === 'string' ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'a failure without an error text';
+      return typeof m.error === 'string'
+        ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) }
+        : 'a failure without an error text';
     case 'unstoppable':
-      return typeof m.error === 'string' ? { type: 'unstoppable', id, error: truncate(m.error, MAX_ERROR_CHARS) } : 'an "unstoppable" message without an error text';
+      return typeof m.error === 'string'
+        ? { type: 'unstoppable', id, error: truncate(m.error, MAX_ERROR_CHARS) }
+        : 'an "unstoppable" message without an error text';
     case 'update':
-      return isObject(m.partial) ? { type: 'update', id, partial: m.partial as never } : 'an update that is not an object';
+      return isObject(m.partial)
+        ? { type: 'update', id, partial: m.partial as never }
+        : 'an update that is not an object';
     case 'executed': {
       const outcome = checkOutcome(m.outcome);
       return typeof outcome === 'string' ? outcome : { type: 'executed', id, outcome };
     }
     case 'host-call':
-      return typeof m.name === 'string' && Array.isArray(m.args) ? { type: 'host-call', id, name: m.name, args: m.args } : 'a host call without a name and argument list';
+      return typeof m.name === 'string' && Array.isArray(m.args)
+        ? { type: 'host-call', id, name: m.name, args: m.args }
+        : 'a host call without a name and argument list';
     default:
       return `a message of unknown type ${JSON.stringify(String(m.type).slice(0, 40))}`;
   }
@@ -52,7 +68,8 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
 function checkOutcome(outcome: unknown): RunOutcome | string {
   if (!isObject(outcome)) return 'an outcome that is not an object';
   let checked: RunOutcome;
-  if (outcome.ok === false && typeof outcome.error === 'string') checked = { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS), code: reportedCode(outcome.code) };
+  if (outcome.ok === false && typeof outcome.error === 'string')
+    checked = { ok: false, error: truncate(outcome.error, MAX_ERROR_CHARS), code: reportedCode(outcome.code) };
   else if (outcome.ok === true) checked = { ok: true, result: outcome.result as never };
   else return 'an outcome that is neither a result nor an error';
   if (outcome.usage === undefined) return checked;
@@ -97,4 +114,5 @@ export function failedRun(ran: RunOutcome, error: string, code: ToolErrorCode): 
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

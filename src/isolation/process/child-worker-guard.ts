@@ -24,7 +24,11 @@ if (permission) {
     return Reflect.construct(Original, [filename, { ...options, execArgv: workerFlags }], new.target);
   } as unknown as typeof Original;
   GuardedWorker.prototype = Original.prototype;
-  Object.defineProperty(Original.prototype, 'constructor', { value: GuardedWorker, writable: false, configurable: false });
+  Object.defineProperty(Original.prototype, 'constructor', {
+    value: GuardedWorker,
+    writable: false,
+    configurable: false,
+  });
   Object.defineProperty(workerThreads, 'Worker', { value: GuardedWorker, writable: false, configurable: false });
   syncBuiltinESMExports();
 }

@@ -12,9 +12,15 @@ export interface ExitStatus {
  * a death by signal as exit code 128 + N (bubblewrap does, for the process
  * it runs).
  */
-export function exitStatus(code: number | null, signal: NodeJS.Signals | null, signalsAsExitCodes: boolean): ExitStatus {
+export function exitStatus(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  signalsAsExitCodes: boolean,
+): ExitStatus {
   if (signal || !signalsAsExitCodes || code === null || code <= 128) return { code, signal };
-  const name = Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0] as NodeJS.Signals | undefined;
+  const name = Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0] as
+    | NodeJS.Signals
+    | undefined;
   return name ? { code: null, signal: name } : { code, signal };
 }
 

@@ -19,7 +19,8 @@ const MAX_FRAME_BYTES = 0xffff_ffff;
 /** One message as the bytes to write: header, then body. */
 export function encodeFrame(message: unknown): Buffer[] {
   const body = serialize(message);
-  if (body.length > MAX_FRAME_BYTES) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', `a message of ${body.length} bytes cannot be framed`);
+  if (body.length > MAX_FRAME_BYTES)
+    throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', `a message of ${body.length} bytes cannot be framed`);
   const header = Buffer.allocUnsafe(HEADER_BYTES);
   header.writeUInt32BE(body.length, 0);
   return [header, body];
@@ -49,7 +50,8 @@ export class FrameReader {
         if (this.#buffered < HEADER_BYTES) return;
         const length = this.#take(HEADER_BYTES).readUInt32BE(0);
         const max = this.maxFrameBytes();
-        if (length > max) return this.#fail(`a frame of ${length} bytes, over the ${max} bytes a message may have here`);
+        if (length > max)
+          return this.#fail(`a frame of ${length} bytes, over the ${max} bytes a message may have here`);
         if (length === 0) return this.#fail('an empty frame');
         this.#expected = length;
       }

@@ -13,9 +13,16 @@ const MAX_HOST_FRAME_BYTES = 0xffff_ffff;
  * the host goes away (stdin ends), or the host's bytes are not frames,
  * `onClosed` runs: the child has no one to serve.
  */
-export function openHostChannel(onMessage: (message: HostToChild) => void, onClosed: () => void): (message: ChildToHost) => void {
+export function openHostChannel(
+  onMessage: (message: HostToChild) => void,
+  onClosed: () => void,
+): (message: ChildToHost) => void {
   const fromHost = new Socket({ fd: FROM_HOST_FD, readable: true, writable: false });
-  const reader = new FrameReader(() => MAX_HOST_FRAME_BYTES, (message) => onMessage(message as HostToChild), onClosed);
+  const reader = new FrameReader(
+    () => MAX_HOST_FRAME_BYTES,
+    (message) => onMessage(message as HostToChild),
+    onClosed,
+  );
   fromHost.on('data', (chunk: Buffer) => reader.push(chunk));
   fromHost.on('end', onClosed);
   fromHost.on('close', onClosed);

@@ -17,9 +17,7 @@ export function inheritableFds(): number[] {
   } catch {
     return [];
   }
-  return entries
-    .map(Number)
-    .filter((fd) => Number.isInteger(fd) && fd > 3 && !closesOnExec(fd));
+  return entries.map(Number).filter((fd) => Number.isInteger(fd) && fd > 3 && !closesOnExec(fd));
 }
 
 function closesOnExec(fd: number): boolean {

@@ -21,7 +21,17 @@ export function pidNamespaceArgs(command: readonly string[], writable?: readonly
   // Root keeps root's file rights but no capability: with CAP_SYS_ADMIN it could unmount this /proc and reach the host's
   // processes again (their memory, their environment). bwrap also sets no_new_privs, so no exec gives them back.
   const userNamespace = isRoot() ? ['--cap-drop', 'ALL'] : ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
-  return [...userNamespace, ...fileSystem(writable), '--unshare-pid', '--proc', '/proc', '--die-with-parent', '--new-session', '--', ...command];
+  return [
+    ...userNamespace,
+    ...fileSystem(writable),
+    '--unshare-pid',
+    '--proc',
+    '/proc',
+    '--die-with-parent',
+    '--new-session',
+    '--',
+    ...command,
+  ];
 }
 
 /**
@@ -65,7 +75,11 @@ async function tryBwrap(): Promise<string | undefined> {
   const bwrap = findBwrap();
   if (!bwrap) return undefined;
   const works = await new Promise<boolean>((resolve) => {
-    const child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), { env: {}, stdio: 'ignore', timeout: PROBE_TIMEOUT_MS });
+    const child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), {
+      env: {},
+      stdio: 'ignore',
+      timeout: PROBE_TIMEOUT_MS,
+    });
     child.on('error', () => resolve(false));
     child.on('close', (code) => resolve(code === 0));
   });

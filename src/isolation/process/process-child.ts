@@ -30,7 +30,13 @@ function onHostMessage(message: HostToChild): void {
       openFilesBound = Math.floor(message.init.maxOpenFiles * 0.75);
       closeInherited(message.init.closeFds ?? []);
       usePrecompiled(message.init.precompiled ?? {});
-      const { closeFds: _closed, hostFunctionNames: _names, precompiled: _compiled, maxOpenFiles: _files, ...options } = message.init;
+      const {
+        closeFds: _closed,
+        hostFunctionNames: _names,
+        precompiled: _compiled,
+        maxOpenFiles: _files,
+        ...options
+      } = message.init;
       const execArgv = options.execArgv === 'inherit' ? process.execArgv : options.execArgv;
       // The host marks what this child prints as tool output: its workers' lines go out unmarked.
       pools = new PoolSet({ ...options, execArgv, hostFunctions: hostFunctions(message.init), toolOutputPrefix: '' });

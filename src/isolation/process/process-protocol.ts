@@ -38,7 +38,16 @@ export type HostToChild =
   | { type: 'describe'; id: number; ref: ModuleTask }
   | { type: 'prepare'; id: number; ref: ModuleTask; raw: Record<string, unknown>; limits: PrepareLimits }
   | { type: 'needsApproval'; id: number; ref: ModuleTask; args: Record<string, unknown>; limits: PrepareLimits }
-  | { type: 'execute'; id: number; ref: ModuleTask; callId: string; runId?: string; args: unknown; limits: ResolvedLimits; measureUsage: boolean }
+  | {
+      type: 'execute';
+      id: number;
+      ref: ModuleTask;
+      callId: string;
+      runId?: string;
+      args: unknown;
+      limits: ResolvedLimits;
+      measureUsage: boolean;
+    }
   | { type: 'abort'; id: number }
   | { type: 'host-reply'; id: number; ok: true; value: unknown }
   | { type: 'host-reply'; id: number; ok: false; error: string }

@@ -24,7 +24,8 @@ import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 import { ToolpoolError, type ToolErrorCode } from '../../core/error-codes.ts';
 
-export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
+export interface ProcessTierOptions
+  extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
   hostFunctions: HostFunctions;
   /** How the child is started (default: `processLauncher`, prlimit + node in a PID namespace; the sandbox tier wraps it in bwrap). */
   launcher?: ChildLauncher;
@@ -45,12 +46,14 @@ export interface ProcessTierOptions extends Omit<ChildInit, 'hostFunctionNames' 
 const CLOSE_GRACE_MS = 2_000;
 const STDERR_TAIL_CHARS = 4_096;
 /** How V8 and Node say that the data cap was reached, when they abort instead of throwing. */
-const OUT_OF_MEMORY = /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
+const OUT_OF_MEMORY =
+  /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
 /**
  * A file error naming a relative path, as Node words it (`ENOENT: no such file or directory, open 'data/x.txt'`)
  * or as toolpool words a permission denial (`Access denied: the tool may not read "data/x.txt"`).
  */
-const RELATIVE_PATH_ERROR = /\b(?:ENOENT|EACCES)\b[^\n]*?, \w+ '((?![/\\])[^'\n]+)'|^Access denied: the tool may not (?:read|write) "((?![/\\])[^"\n]+)"/;
+const RELATIVE_PATH_ERROR =
+  /\b(?:ENOENT|EACCES)\b[^\n]*?, \w+ '((?![/\\])[^'\n]+)'|^Access denied: the tool may not (?:read|write) "((?![/\\])[^"\n]+)"/;
 /** How long a child may take to start and answer its init. */
 const START_DEADLINE_MS = 20_000;
 /** Added to every request's own bound before the host gives up on the child. */
@@ -122,15 +125,25 @@ export class ToolProcess {
   async describe(ref: ModuleTask): Promise<DefinitionView> {
     const id = this.#nextId++;
     const deadlineMs = this.options.loadTimeoutMs + DEADLINE_MARGIN_MS;
-    const reply = await this.#request({ type: 'describe', id, ref }, { accepts: ['described'], what: 'describe', deadlineMs });
+    const reply = await this.#request(
+      { type: 'describe', id, ref },
+      { accepts: ['described'], what: 'describe', deadlineMs },
+    );
     if (reply.type === 'described') return reply.view;
     throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
+  async prepare(
+    ref: ModuleTask,
+    raw: Record<string, unknown>,
+    limits: PrepareLimits,
+  ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
-    const reply = await this.#request({ type: 'prepare', id, ref, raw, limits }, { accepts: ['prepared'], what: 'prepare', deadlineMs });
+    const reply = await this.#request(
+      { type: 'prepare', id, ref, raw, limits },
+      { accepts: ['prepared'], what: 'prepare', deadlineMs },
+    );
     if (reply.type === 'prepared') return reply.args;
     throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
@@ -138,7 +151,10 @@ export class ToolProcess {
   async needsApproval(ref: ModuleTask, args: Record<string, unknown>, limits: PrepareLimits): Promise<unknown> {
     const id = this.#nextId++;
     const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + DEADLINE_MARGIN_MS;
-    const reply = await this.#request({ type: 'needsApproval', id, ref, args, limits }, { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs });
+    const reply = await this.#request(
+      { type: 'needsApproval', id, ref, args, limits },
+      { accepts: ['approvalAnswered'], what: 'needsApproval', deadlineMs },
+    );
     if (reply.type === 'approvalAnswered') return reply.answer;
     throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.type === 'failed' ? reply.error : 'unexpected reply');
   }
@@ -173,13 +189,38 @@ export class ToolProcess {
       const { callId, args, limits } = job;
       const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
-      const expect = { accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][], what: 'execute', deadlineMs, maxUpdateBytes: limits.maxResultBytes, onSent, ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}) };
-      const reply = await this.#request({ type: 'execute', id, ref, callId, ...(job.runId !== undefined ? { runId: job.runId } : {}), args, limits, measureUsage: job.measureUsage !== false }, expect);
+      const expect = {
+        accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][],
+        what: 'execute',
+        deadlineMs,
+        maxUpdateBytes: limits.maxResultBytes,
+        onSent,
+        ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}),
+      };
+      const reply = await this.#request(
+        {
+          type: 'execute',
+          id,
+          ref,
+          callId,
+          ...(job.runId !== undefined ? { runId: job.runId } : {}),
+          args,
+          limits,
+          measureUsage: job.measureUsage !== false,
+        },
+        expect,
+      );
       if (reply.type === 'failed') return { ok: false, error: reply.error, code: reply.code ?? 'CRASHED' };
-      if (reply.type !== 'executed') return { ok: false, error: ToolErrors.workerCrashed('unexpected reply'), code: 'CRASHED' };
+      if (reply.type !== 'executed')
+        return { ok: false, error: ToolErrors.workerCrashed('unexpected reply'), code: 'CRASHED' };
       // The child timed the call from when it got it; waiting here for the child to start was queue time too.
-      const outcome = withQueuedBefore(boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb), sentAt - handedAt);
-      return this.#withRelativePathHint(withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb));
+      const outcome = withQueuedBefore(
+        boundedUsage(reply.outcome, performance.now() - sentAt, this.maxMemoryMb),
+        sentAt - handedAt,
+      );
+      return this.#withRelativePathHint(
+        withProcessMemoryMessage(checkReceivedOutcome(outcome, limits.maxResultBytes), this.maxMemoryMb),
+      );
     } finally {
       job.signal?.removeEventListener('abort', onAbort);
     }
@@ -196,7 +237,13 @@ export class ToolProcess {
     if (outcome.ok || this.options.cwd === undefined || this.options.launcher !== undefined) return outcome;
     const found = RELATIVE_PATH_ERROR.exec(outcome.error);
     const relative = found?.[1] ?? found?.[2];
-    return relative === undefined ? outcome : failedRun(outcome, outcome.error + ToolErrors.relativePathInEmptyFolder(relative, process.cwd()), outcome.code ?? 'THREW');
+    return relative === undefined
+      ? outcome
+      : failedRun(
+          outcome,
+          outcome.error + ToolErrors.relativePathInEmptyFolder(relative, process.cwd()),
+          outcome.code ?? 'THREW',
+        );
   }
 
   async close(): Promise<void> {
@@ -215,9 +262,18 @@ export class ToolProcess {
     const { id } = request;
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
     const reply = new Promise<ChildToHost>((resolve) => {
-      const deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id), expect.deadlineMs);
+      const deadline = setTimeout(
+        () => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id),
+        expect.deadlineMs,
+      );
       const { onUpdate, maxUpdateBytes } = expect;
-      this.#pending.set(id, { accepts: new Set([...expect.accepts, 'failed']), resolve, deadline, ...(onUpdate ? { onUpdate } : {}), ...(maxUpdateBytes ? { maxUpdateBytes } : {}) });
+      this.#pending.set(id, {
+        accepts: new Set([...expect.accepts, 'failed']),
+        resolve,
+        deadline,
+        ...(onUpdate ? { onUpdate } : {}),
+        ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
+      });
     });
     try {
       const child = await this.#started();
@@ -236,7 +292,8 @@ export class ToolProcess {
     clearTimeout(pending.deadline);
     this.#pending.delete(id);
     const child = this.#child;
-    if (child?.exhausted !== undefined && this.#pending.size === 0) this.#kill(ToolErrors.processExhausted(child.exhausted));
+    if (child?.exhausted !== undefined && this.#pending.size === 0)
+      this.#kill(ToolErrors.processExhausted(child.exhausted));
     else if (child) this.#refWhileBusy(child);
     pending.resolve(message);
   }
@@ -254,7 +311,11 @@ export class ToolProcess {
    * the same child an error saying why it was killed; the next call starts
    * a fresh child.
    */
-  #kill(error: string, culprit?: number, others = ToolErrors.processKilledForOther(`another request made it stop: ${error}`)): void {
+  #kill(
+    error: string,
+    culprit?: number,
+    others = ToolErrors.processKilledForOther(`another request made it stop: ${error}`),
+  ): void {
     if (culprit !== undefined) this.#settle(culprit, { type: 'failed', id: culprit, error, code: 'CRASHED' });
     const child = this.#child;
     if (!child) return;
@@ -415,7 +476,12 @@ export class ToolProcess {
   #onMessage(raw: unknown, child: Child): void {
     if (child !== this.#child) return;
     const bound = this.#frameBound();
-    if (!withinExpandedBytes(raw, bound)) return this.#kill(ToolErrors.processBrokeProtocol(`it sent a message whose shared references expand past the ${bound} bytes a message may have here`));
+    if (!withinExpandedBytes(raw, bound))
+      return this.#kill(
+        ToolErrors.processBrokeProtocol(
+          `it sent a message whose shared references expand past the ${bound} bytes a message may have here`,
+        ),
+      );
     const message = checkChildMessage(raw);
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
@@ -423,12 +489,17 @@ export class ToolProcess {
     if (message.type === 'exhausted') return void (child.exhausted = message.openFiles);
     const pending = this.#pending.get(message.id);
     if (!pending || !pending.accepts.has(message.type)) {
-      return this.#kill(ToolErrors.processBrokeProtocol(`it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`));
+      return this.#kill(
+        ToolErrors.processBrokeProtocol(
+          `it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`,
+        ),
+      );
     }
     if (message.type === 'update') return this.#relayUpdate(message, pending);
     // A stopped call is stopped: its thread would not end, so the child goes, with every thread in it. The call is told it was
     // killed (it is, now); the others running in the child, why they were stopped.
-    if (message.type === 'unstoppable') return this.#kill(message.error, message.id, ToolErrors.processKilledForUnstoppable());
+    if (message.type === 'unstoppable')
+      return this.#kill(message.error, message.id, ToolErrors.processKilledForUnstoppable());
     this.#settle(message.id, message);
   }
 
@@ -457,7 +528,8 @@ export class ToolProcess {
   /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
   #largestRunningResultBytes(): number {
     let largest = 0;
-    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) largest = Math.max(largest, pending.maxUpdateBytes ?? 0);
+    for (const pending of this.#pending.values())
+      if (pending.accepts.has('executed')) largest = Math.max(largest, pending.maxUpdateBytes ?? 0);
     return largest;
   }
 
@@ -520,13 +592,17 @@ function boundedUsage(outcome: RunOutcome, wallMs: number, maxMemoryMb: number):
   const runningMs = Math.min(usage.runningMs, wallMs);
   const bounded: RunUsage = { queuedMs: Math.min(usage.queuedMs, wallMs - runningMs), runningMs };
   if (HOST_READS_CPU && usage.cpuMs !== undefined) bounded.cpuMs = Math.min(usage.cpuMs, runningMs);
-  if (usage.heapUsedBytes !== undefined && usage.heapUsedBytes <= heapBoundBytes(maxMemoryMb)) bounded.heapUsedBytes = usage.heapUsedBytes;
+  if (usage.heapUsedBytes !== undefined && usage.heapUsedBytes <= heapBoundBytes(maxMemoryMb))
+    bounded.heapUsedBytes = usage.heapUsedBytes;
   return { ...outcome, usage: bounded };
 }
 
 /** The process cap shows up as a failed Buffer allocation inside the tool: name the limit. */
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
-  if (!outcome.ok && (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))) {
+  if (
+    !outcome.ok &&
+    (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))
+  ) {
     return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb), 'MEMORY_LIMIT');
   }
   return outcome;

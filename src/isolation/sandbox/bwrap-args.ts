@@ -73,9 +73,23 @@ export function bwrapArgs(layout: SandboxLayout, command: readonly string[]): st
     ...['--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'],
     ...capabilities(layout),
     ...['--die-with-parent', '--new-session', '--hostname', 'toolpool-sandbox'],
-    ...['--proc', '/proc', '--dev', '/dev', '--perms', '1777', '--size', String(Math.min(layout.tmpBytes, SHM_MAX_BYTES)), '--tmpfs', '/dev/shm'],
+    ...[
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--perms',
+      '1777',
+      '--size',
+      String(Math.min(layout.tmpBytes, SHM_MAX_BYTES)),
+      '--tmpfs',
+      '/dev/shm',
+    ],
     ...['--perms', '1777', '--size', String(layout.tmpBytes), '--tmpfs', '/tmp'],
-    ...openParents([...layout.runtimeFiles.map((file) => ({ flag: '--ro-bind', source: file, target: file })), ...binds(layout)]),
+    ...openParents([
+      ...layout.runtimeFiles.map((file) => ({ flag: '--ro-bind', source: file, target: file })),
+      ...binds(layout),
+    ]),
     ...layout.runtimeFiles.flatMap((file) => ['--ro-bind', file, file]),
     ...bindsInPathOrder(layout),
     ...['--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger'],
@@ -124,14 +138,22 @@ function binds(layout: SandboxLayout): Bind[] {
  */
 function openParents(all: Bind[]): string[] {
   const targets = new Set(all.map((bind) => bind.target));
-  const inside = (path: string) => [...targets].some((target) => path !== target && path.startsWith(target === sep ? sep : target + sep));
+  const inside = (path: string) =>
+    [...targets].some((target) => path !== target && path.startsWith(target === sep ? sep : target + sep));
   // The mounts bwrap made before (the private /tmp, /proc, /dev) are folders of their own, with their own modes.
   const mounted = (path: string) => path === '/tmp' || path === '/proc' || path === '/dev';
   const parents = new Set<string>();
   for (const { target } of all) {
-    for (let dir = dirname(target); dir !== sep && dir !== '.' && !mounted(dir) && !targets.has(dir) && !inside(dir); dir = dirname(dir)) parents.add(dir);
+    for (
+      let dir = dirname(target);
+      dir !== sep && dir !== '.' && !mounted(dir) && !targets.has(dir) && !inside(dir);
+      dir = dirname(dir)
+    )
+      parents.add(dir);
   }
-  return [...parents].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : 1)).flatMap((dir) => ['--perms', '0755', '--dir', dir]);
+  return [...parents]
+    .sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : 1))
+    .flatMap((dir) => ['--perms', '0755', '--dir', dir]);
 }
 
 function bindsInPathOrder(layout: SandboxLayout): string[] {

@@ -44,7 +44,11 @@ async function probeBwrap(bwrap: string): Promise<string> {
     '--version',
   ];
   const { code, output } = await run(bwrap, args);
-  if (code !== 0) throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.bwrapRefused(bwrap, reasonText(output, code)));
+  if (code !== 0)
+    throw new ToolpoolError(
+      'TOOLPOOL_ERR_SANDBOX_UNAVAILABLE',
+      SandboxErrors.bwrapRefused(bwrap, reasonText(output, code)),
+    );
   return bwrap;
 }
 

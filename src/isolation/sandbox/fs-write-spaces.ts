@@ -50,7 +50,9 @@ export function spacePath(folder: string, domainKey: string): string {
 export function spaceName(domainKey: string): string {
   const hash = createHash('sha256').update(domainKey).digest('hex').slice(0, 8);
   const path = domainKey.replace(/^(module|shared):/, '');
-  const name = (domainKey.startsWith('module:') ? basename(path, extname(path)) : path).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
+  const name = (domainKey.startsWith('module:') ? basename(path, extname(path)) : path)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 64);
   return `${name || 'module'}-${hash}`;
 }
 
@@ -74,7 +76,11 @@ function ensureFolder(path: string, mode: number): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  if (!lstatSync(path).isDirectory()) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', `toolpool sandbox: ${path} is not a folder (a link or a file took its place); remove it`);
+  if (!lstatSync(path).isDirectory())
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      `toolpool sandbox: ${path} is not a folder (a link or a file took its place); remove it`,
+    );
 }
 
 function isFolder(path: string): boolean {

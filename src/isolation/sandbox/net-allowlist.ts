@@ -33,7 +33,11 @@ const MAX_ENTRIES = 200;
  * machine's address.
  */
 export function parseNetAllowlist(entries: readonly unknown[]): NetTarget[] {
-  if (entries.length > MAX_ENTRIES) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(`(${entries.length} entries)`, `is too long; at most ${MAX_ENTRIES}`));
+  if (entries.length > MAX_ENTRIES)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      SandboxErrors.badNetEntry(`(${entries.length} entries)`, `is too long; at most ${MAX_ENTRIES}`),
+    );
   const targets = new Map<string, NetTarget>();
   for (const entry of entries) {
     const target = parseEntry(entry);
@@ -43,21 +47,45 @@ export function parseNetAllowlist(entries: readonly unknown[]): NetTarget[] {
 }
 
 function parseEntry(entry: unknown): NetTarget {
-  if (typeof entry !== 'string') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(String(entry), 'must be a "host:port" string'));
+  if (typeof entry !== 'string')
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      SandboxErrors.badNetEntry(String(entry), 'must be a "host:port" string'),
+    );
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(entry.trim());
-  if (!match) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(entry, 'must be "host:port" (an IPv6 address in brackets: "[::1]:8080")'));
+  if (!match)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      SandboxErrors.badNetEntry(entry, 'must be "host:port" (an IPv6 address in brackets: "[::1]:8080")'),
+    );
   const port = Number(match[3]);
-  if (port < 1 || port > 65_535) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(entry, 'has a port outside 1-65535'));
+  if (port < 1 || port > 65_535)
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      SandboxErrors.badNetEntry(entry, 'has a port outside 1-65535'),
+    );
   const host = (match[1] ?? match[2]!).toLowerCase();
   if (match[1] !== undefined) {
-    if (host !== '::1') throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(entry, 'names an IPv6 address other than [::1]; list the host by name instead'));
+    if (host !== '::1')
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        SandboxErrors.badNetEntry(entry, 'names an IPv6 address other than [::1]; list the host by name instead'),
+      );
     return { host, port, key: `[${host}]:${port}` };
   }
   if (isIPv4(host)) {
-    if (!host.startsWith('127.')) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(entry, 'names an IP address outside 127.0.0.0/8; list the host by name instead'));
+    if (!host.startsWith('127.'))
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        SandboxErrors.badNetEntry(entry, 'names an IP address outside 127.0.0.0/8; list the host by name instead'),
+      );
     return { host, port, key: `${host}:${port}` };
   }
-  if (isIPv6(host) || !HOST_NAME.test(host)) throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', SandboxErrors.badNetEntry(entry, 'has an invalid host name'));
+  if (isIPv6(host) || !HOST_NAME.test(host))
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      SandboxErrors.badNetEntry(entry, 'has an invalid host name'),
+    );
   return { host, port, key: `${host}:${port}` };
 }
 

@@ -32,10 +32,28 @@ const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: t
  */
 const HOME = new BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) HOME.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) {
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  HOME.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
   HOME.addSubnet(network, prefix, 'ipv6');
 }
 const LOOPBACK = new BlockList();
@@ -63,7 +81,10 @@ function within(list: BlockList, address: string): boolean {
  * address checked is the one connected to, so a second DNS answer cannot
  * differ from the first.
  */
-export async function resolveTarget(host: string, resolver: Resolver = systemResolver): Promise<{ address: string } | { refused: string }> {
+export async function resolveTarget(
+  host: string,
+  resolver: Resolver = systemResolver,
+): Promise<{ address: string } | { refused: string }> {
   if (isIP(host) !== 0) return { address: host };
   let answers: readonly { address: string }[];
   try {
@@ -72,8 +93,14 @@ export async function resolveTarget(host: string, resolver: Resolver = systemRes
     return { refused: `${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
   }
   if (answers.length === 0) return { refused: `${host} does not resolve` };
-  const home = host === 'localhost' ? answers.find((a) => !within(LOOPBACK, a.address)) : answers.find((a) => within(HOME, a.address));
-  if (home) return { refused: `${host} resolves to ${home.address}, ${host === 'localhost' ? 'not a loopback address' : "the host's own or a private address"}` };
+  const home =
+    host === 'localhost'
+      ? answers.find((a) => !within(LOOPBACK, a.address))
+      : answers.find((a) => within(HOME, a.address));
+  if (home)
+    return {
+      refused: `${host} resolves to ${home.address}, ${host === 'localhost' ? 'not a loopback address' : "the host's own or a private address"}`,
+    };
   return { address: answers[0]!.address };
 }
 
@@ -100,7 +127,11 @@ export class NetProxy {
   }
 
   /** `writableAll`: the socket itself is open to every user (the sandbox's nobody); its 0700 folder still keeps the host's other users out. */
-  static async start(targets: readonly NetTarget[], writableAll = false, resolver: Resolver = systemResolver): Promise<NetProxy> {
+  static async start(
+    targets: readonly NetTarget[],
+    writableAll = false,
+    resolver: Resolver = systemResolver,
+  ): Promise<NetProxy> {
     // mkdtemp makes the folder 0700: no other user of the host reaches the socket.
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-net-'));
     const proxy = new NetProxy(join(folder, 'net.sock'), folder, new Set(targets.map((t) => t.key)), resolver);

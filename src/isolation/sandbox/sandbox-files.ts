@@ -30,7 +30,21 @@ export function sandboxFiles(): SandboxFiles {
   const zeros = ' 0 0 0 0 0 0 0 0 0 0';
   const count = Math.max(1, cpus().length);
   const cpuLines = [`cpu ${zeros}`, ...Array.from({ length: count }, (_, n) => `cpu${n}${zeros}`)];
-  writeFileSync(stat, [...cpuLines, 'intr 0', 'ctxt 0', 'btime 0', 'processes 0', 'procs_running 1', 'procs_blocked 0', 'softirq 0', ''].join('\n'), { mode: 0o644 });
+  writeFileSync(
+    stat,
+    [
+      ...cpuLines,
+      'intr 0',
+      'ctxt 0',
+      'btime 0',
+      'processes 0',
+      'procs_running 1',
+      'procs_blocked 0',
+      'softirq 0',
+      '',
+    ].join('\n'),
+    { mode: 0o644 },
+  );
   writeFileSync(loadavg, '0.00 0.00 0.00 1/1 1\n', { mode: 0o644 });
   const program = seccompProgram();
   let seccomp: string | undefined;

@@ -3,7 +3,14 @@ import { release } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toRunnableRuntime } from '../worker/module-compiler.ts';
-import { childSpawnOptions, findPrlimit, withLimits, type ChildLauncher, type ChildLaunch, type ChildSpec } from '../process/child-launcher.ts';
+import {
+  childSpawnOptions,
+  findPrlimit,
+  withLimits,
+  type ChildLauncher,
+  type ChildLaunch,
+  type ChildSpec,
+} from '../process/child-launcher.ts';
 import { bwrapArgs } from './bwrap-args.ts';
 import { needsLowPorts, type NetTarget } from './net-allowlist.ts';
 import { SANDBOX_SOCKET, startNet, type NetPlan } from './net-plan.ts';
@@ -60,7 +67,10 @@ export class SandboxLauncher implements ChildLauncher {
     ]);
     const entry = spec.nodeArgs.at(-1)!;
     const flags = spec.nodeArgs.slice(0, -1);
-    const plan = JSON.stringify({ ...(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] }), ...(dropTo ? { dropTo } : {}) });
+    const plan = JSON.stringify({
+      ...(net ? { socket: SANDBOX_SOCKET, rules: net.rules } : { rules: [] }),
+      ...(dropTo ? { dropTo } : {}),
+    });
     const { shared, spaces } = writeSpaces(spec.writePaths, this.domain.fsWriteShared, this.domain.key, dropTo);
     const files = sandboxFiles();
     const stdio = await sandboxStdio();
@@ -84,7 +94,12 @@ export class SandboxLauncher implements ChildLauncher {
       ...(seccompFd !== undefined ? { seccompFd } : {}),
     };
     const inner = [...(innerLimit ?? []), spec.node, ...flags, sandboxEntry, plan, entry];
-    const { command, args } = withLimits(spec, this.bwrap, bwrapArgs(layout, inner), dropTo ? [`--nproc=${SANDBOX_MAX_TASKS}`] : []);
+    const { command, args } = withLimits(
+      spec,
+      this.bwrap,
+      bwrapArgs(layout, inner),
+      dropTo ? [`--nproc=${SANDBOX_MAX_TASKS}`] : [],
+    );
     const cleanup = () => {
       void stdio.close();
       if (seccomp !== undefined) closeSync(seccomp);

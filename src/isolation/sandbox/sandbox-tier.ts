@@ -32,7 +32,11 @@ export class SandboxTier implements ToolTier {
     return (await this.#tier).tier.describe(ref);
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits): Promise<Record<string, unknown>> {
+  async prepare(
+    ref: ModuleTask,
+    raw: Record<string, unknown>,
+    limits: PrepareLimits,
+  ): Promise<Record<string, unknown>> {
     return (await this.#tier).tier.prepare(ref, raw, limits);
   }
 

@@ -48,10 +48,12 @@ export function sandboxDropTarget(domainKey?: string): { uid: number; gid: numbe
 export function sandboxAccessProblem(fsRead: readonly string[], sharedWrite: readonly string[]): string | undefined {
   if (!hostIsRoot()) return undefined;
   for (const path of sharedWrite) {
-    if (!allows(path, 'write')) return `permissions.fsWriteShared ${path} is not writable by the sandbox's users (group ${SANDBOX_GID} or others)`;
+    if (!allows(path, 'write'))
+      return `permissions.fsWriteShared ${path} is not writable by the sandbox's users (group ${SANDBOX_GID} or others)`;
   }
   for (const path of fsRead) {
-    if (!allows(path, 'read')) return `permissions.fsRead ${path} is not readable by the sandbox's users (group ${SANDBOX_GID} or others)`;
+    if (!allows(path, 'read'))
+      return `permissions.fsRead ${path} is not readable by the sandbox's users (group ${SANDBOX_GID} or others)`;
   }
   return undefined;
 }

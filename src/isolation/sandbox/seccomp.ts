@@ -56,7 +56,12 @@ export function seccompProgram(arch: NodeJS.Architecture = process.arch): Buffer
   let i = 0;
   if (abi.foreignFrom !== undefined) body.push([BPF_JGE_K, toEnd(i++, 2), 0, abi.foreignFrom]);
   for (const nr of abi.denied) body.push([BPF_JEQ_K, toEnd(i++, 1), 0, nr]);
-  program.push(...body, [BPF_RET_K, 0, 0, RET_ALLOW], [BPF_RET_K, 0, 0, RET_ERRNO_EPERM], [BPF_RET_K, 0, 0, RET_KILL_PROCESS]);
+  program.push(
+    ...body,
+    [BPF_RET_K, 0, 0, RET_ALLOW],
+    [BPF_RET_K, 0, 0, RET_ERRNO_EPERM],
+    [BPF_RET_K, 0, 0, RET_KILL_PROCESS],
+  );
   const buffer = Buffer.alloc(program.length * 8);
   program.forEach(([code, jt, jf, k], n) => {
     buffer.writeUInt16LE(code, n * 8);

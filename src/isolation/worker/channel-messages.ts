@@ -8,18 +8,27 @@ import type { WorkerMessage } from './protocol.ts';
  * arguments) are measured separately against the call's limits.
  */
 export function parseWorkerMessage(message: unknown): WorkerMessage | string {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return `a message that is not an object (${describe(message)})`;
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    return `a message that is not an object (${describe(message)})`;
   if (Object.getPrototypeOf(message) !== Object.prototype) return 'a message that is not a plain object';
   const { t, runId } = message as Record<string, unknown>;
-  if (t === 'retire') return typeof (message as { reason?: unknown }).reason === 'string' ? (message as WorkerMessage) : 'a retire message without a reason';
-  if (t === 'serving') return isRunId((message as { leaseId?: unknown }).leaseId) ? (message as WorkerMessage) : 'a serving message without a valid leaseId';
+  if (t === 'retire')
+    return typeof (message as { reason?: unknown }).reason === 'string'
+      ? (message as WorkerMessage)
+      : 'a retire message without a reason';
+  if (t === 'serving')
+    return isRunId((message as { leaseId?: unknown }).leaseId)
+      ? (message as WorkerMessage)
+      : 'a serving message without a valid leaseId';
   if (!isRunId(runId)) return 'a message without a valid runId';
   switch (t) {
     case 'refused':
     case 'loaded':
       return message as WorkerMessage;
     case 'update':
-      return typeof (message as { partial?: unknown }).partial === 'object' ? (message as WorkerMessage) : 'an update without a partial result';
+      return typeof (message as { partial?: unknown }).partial === 'object'
+        ? (message as WorkerMessage)
+        : 'an update without a partial result';
     case 'result':
       return checkResult(message as Record<string, unknown>);
     case 'host-call':
@@ -42,7 +51,12 @@ function checkResult(message: Record<string, unknown>): WorkerMessage | string {
 }
 
 /** The most a usage figure may be: past it (or negative, or not a finite number) it is not a measurement. */
-const USAGE_BOUNDS: Readonly<Record<keyof RunUsage, number>> = { queuedMs: 1e9, runningMs: 1e9, cpuMs: 1e9, heapUsedBytes: 2 ** 53 };
+const USAGE_BOUNDS: Readonly<Record<keyof RunUsage, number>> = {
+  queuedMs: 1e9,
+  runningMs: 1e9,
+  cpuMs: 1e9,
+  heapUsedBytes: 2 ** 53,
+};
 /** What a worker may report of a call; the host times the call itself. */
 const WORKER_USAGE: readonly (keyof RunUsage)[] = ['cpuMs', 'heapUsedBytes'];
 
@@ -52,11 +66,19 @@ const WORKER_USAGE: readonly (keyof RunUsage)[] = ['cpuMs', 'heapUsedBytes'];
  * is ever read) are finite, non-negative numbers within USAGE_BOUNDS.
  * Returns what is wrong with it, or undefined.
  */
-export function usageProblem(usage: unknown, optional: readonly (keyof RunUsage)[], required: readonly (keyof RunUsage)[] = []): string | undefined {
-  if (typeof usage !== 'object' || usage === null || Object.getPrototypeOf(usage) !== Object.prototype) return `a malformed "usage" (${describe(usage)})`;
+export function usageProblem(
+  usage: unknown,
+  optional: readonly (keyof RunUsage)[],
+  required: readonly (keyof RunUsage)[] = [],
+): string | undefined {
+  if (typeof usage !== 'object' || usage === null || Object.getPrototypeOf(usage) !== Object.prototype)
+    return `a malformed "usage" (${describe(usage)})`;
   const fields = usage as Record<string, unknown>;
-  for (const key of required) if (!isFigure(fields[key], key)) return `a malformed "usage.${key}" (${describe(fields[key])})`;
-  for (const key of optional) if (fields[key] !== undefined && !isFigure(fields[key], key)) return `a malformed "usage.${key}" (${describe(fields[key])})`;
+  for (const key of required)
+    if (!isFigure(fields[key], key)) return `a malformed "usage.${key}" (${describe(fields[key])})`;
+  for (const key of optional)
+    if (fields[key] !== undefined && !isFigure(fields[key], key))
+      return `a malformed "usage.${key}" (${describe(fields[key])})`;
   return undefined;
 }
 

@@ -44,7 +44,8 @@ export class HostFunctionTable {
     const fn = Object.hasOwn(this.#functions, name) ? this.#functions[name] : undefined;
     if (!fn) return settled(reply(send, { id, ok: false, error: ToolErrors.notAHostFunction(name) }));
     const bytes = argumentBytes(args);
-    if (bytes > maxArgBytes) return settled(reply(send, { id, ok: false, error: ToolErrors.hostCallTooLarge(name, bytes, maxArgBytes) }));
+    if (bytes > maxArgBytes)
+      return settled(reply(send, { id, ok: false, error: ToolErrors.hostCallTooLarge(name, bytes, maxArgBytes) }));
     let pending: Promise<unknown>;
     try {
       pending = Promise.resolve(fn(...args));
@@ -87,7 +88,8 @@ export class HostCallGate {
 
   submit(request: HostCallRequest, maxArgBytes: number, wanted: () => boolean = () => true): void {
     if (this.#inFlight < MAX_IN_FLIGHT) return this.#run(request, maxArgBytes);
-    if (this.#queued.length >= MAX_QUEUED) return reply(this.send, { id: request.id, ok: false, error: ToolErrors.hostCallsFlooded(MAX_QUEUED) });
+    if (this.#queued.length >= MAX_QUEUED)
+      return reply(this.send, { id: request.id, ok: false, error: ToolErrors.hostCallsFlooded(MAX_QUEUED) });
     this.#queued.push({ request, maxArgBytes, wanted });
   }
 
@@ -124,7 +126,11 @@ function reply(send: SendReply, message: HostCallReply, name?: string): void {
     send(message);
   } catch (error) {
     try {
-      send({ id: message.id, ok: false, error: ToolErrors.hostFunctionFailed(name ?? '?', `its result cannot be sent (${errorMessage(error)})`) });
+      send({
+        id: message.id,
+        ok: false,
+        error: ToolErrors.hostFunctionFailed(name ?? '?', `its result cannot be sent (${errorMessage(error)})`),
+      });
     } catch {
       // the channel is closed: the worker is gone
     }

@@ -44,7 +44,12 @@ function ownedFolder(path: string): boolean {
   try {
     const stats = lstatSync(path);
     const uid = process.getuid?.();
-    return stats.isDirectory() && !stats.isSymbolicLink() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
+    return (
+      stats.isDirectory() &&
+      !stats.isSymbolicLink() &&
+      (uid === undefined || stats.uid === uid) &&
+      (stats.mode & 0o022) === 0
+    );
   } catch {
     return false;
   }
@@ -148,7 +153,10 @@ async function bundle(file: string): Promise<{ code: string; contentHash: string
     logLevel: 'silent',
     plugins: [pinPackagesToSource(), keepImportMetaOfSource(sources)],
   });
-  return { code: result.outputFiles[0]!.text, contentHash: moduleContentHash(file, result.metafile, sources, process.cwd()) };
+  return {
+    code: result.outputFiles[0]!.text,
+    contentHash: moduleContentHash(file, result.metafile, sources, process.cwd()),
+  };
 }
 
 /**

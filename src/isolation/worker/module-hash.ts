@@ -12,7 +12,12 @@ import type { Metafile } from 'esbuild';
  * paths). Packages are left out, as they stay external when a module is
  * compiled; their versions are the machine's.
  */
-export function moduleContentHash(entry: string, metafile: Metafile, sources: ReadonlyMap<string, string>, workingDir: string): string {
+export function moduleContentHash(
+  entry: string,
+  metafile: Metafile,
+  sources: ReadonlyMap<string, string>,
+  workingDir: string,
+): string {
   const absolute = (path: string) => resolve(workingDir, path);
   const inputs = new Map(Object.entries(metafile.inputs).map(([path, input]) => [absolute(path), input]));
   const own = new Map<string, string>();

@@ -16,7 +16,9 @@ import { problemWithResult } from '../../core/tool-result.ts';
  * nesting deeper than MAX_DEPTH. Size: string characters, binary bytes and
  * 8 bytes for every other value.
  */
-export type Copied = { ok: true; value: unknown; bytes: number } | { ok: false; error: string; code: 'RESULT_TOO_LARGE' | 'INVALID_RESULT' };
+export type Copied =
+  | { ok: true; value: unknown; bytes: number }
+  | { ok: false; error: string; code: 'RESULT_TOO_LARGE' | 'INVALID_RESULT' };
 
 export const MAX_DEPTH = 1_000;
 
@@ -49,7 +51,11 @@ const PLAIN_PROTOTYPES = new Set<unknown>([Object.prototype, null, Array.prototy
 const { keys } = Object;
 const { getPrototypeOf, defineProperty } = Object;
 const { isArray } = Array;
-const arrayBufferSlice = Function.prototype.call.bind(ArrayBuffer.prototype.slice) as (buffer: ArrayBuffer, start: number, end: number) => ArrayBuffer;
+const arrayBufferSlice = Function.prototype.call.bind(ArrayBuffer.prototype.slice) as (
+  buffer: ArrayBuffer,
+  start: number,
+  end: number,
+) => ArrayBuffer;
 
 class TooLarge extends Error {}
 class Refused extends Error {}
@@ -70,9 +76,22 @@ class PayloadWalk {
     try {
       copied = this.visit(value, what, 0);
     } catch (error) {
-      if (error instanceof TooLarge) return { ok: false, error: ToolErrors.resultTooLarge(what, this.bytes, this.maxBytes), code: 'RESULT_TOO_LARGE' };
-      if (error instanceof Refused) return { ok: false, error: ToolErrors.notCloneable(what, error.message), code: 'INVALID_RESULT' };
-      return { ok: false, error: ToolErrors.notCloneable(what, `reading it threw: ${boundText(String((error as Error)?.message ?? error))}`), code: 'INVALID_RESULT' };
+      if (error instanceof TooLarge)
+        return {
+          ok: false,
+          error: ToolErrors.resultTooLarge(what, this.bytes, this.maxBytes),
+          code: 'RESULT_TOO_LARGE',
+        };
+      if (error instanceof Refused)
+        return { ok: false, error: ToolErrors.notCloneable(what, error.message), code: 'INVALID_RESULT' };
+      return {
+        ok: false,
+        error: ToolErrors.notCloneable(
+          what,
+          `reading it threw: ${boundText(String((error as Error)?.message ?? error))}`,
+        ),
+        code: 'INVALID_RESULT',
+      };
     }
     const shape = problemWithResult(copied);
     if (shape) return { ok: false, error: ToolErrors.invalidResult(shape), code: 'INVALID_RESULT' };
@@ -140,16 +159,23 @@ class PayloadWalk {
 
   #visitSpecial(value: object, prototype: unknown, path: string, depth: number): unknown {
     if (types.isSharedArrayBuffer(value) || (ArrayBuffer.isView(value) && types.isSharedArrayBuffer(value.buffer))) {
-      throw new Refused(`${boundText(path, 200)} is shared memory (SharedArrayBuffer); copy the bytes into a plain buffer`);
+      throw new Refused(
+        `${boundText(path, 200)} is shared memory (SharedArrayBuffer); copy the bytes into a plain buffer`,
+      );
     }
     if (types.isArrayBuffer(value)) return this.#binary(value, value, 0, value.byteLength);
-    if (ArrayBuffer.isView(value)) return this.#binary(value, value.buffer as ArrayBuffer, value.byteOffset, value.byteLength);
+    if (ArrayBuffer.isView(value))
+      return this.#binary(value, value.buffer as ArrayBuffer, value.byteOffset, value.byteLength);
     if (types.isDate(value)) return this.#leaf(value, () => new Date(Date.prototype.getTime.call(value)));
-    if (types.isRegExp(value) || types.isNativeError(value)) throw new Refused(`${boundText(path, 200)} is a ${types.isRegExp(value) ? 'RegExp' : 'Error'}; send its text`);
-    if (types.isMap(value) || types.isSet(value)) throw new Refused(`${boundText(path, 200)} is a ${types.isMap(value) ? 'Map' : 'Set'}; send an array or object`);
+    if (types.isRegExp(value) || types.isNativeError(value))
+      throw new Refused(`${boundText(path, 200)} is a ${types.isRegExp(value) ? 'RegExp' : 'Error'}; send its text`);
+    if (types.isMap(value) || types.isSet(value))
+      throw new Refused(`${boundText(path, 200)} is a ${types.isMap(value) ? 'Map' : 'Set'}; send an array or object`);
     if (isArray(value)) return this.#visitArray(value, path, depth);
     if (!PLAIN_PROTOTYPES.has(prototype)) {
-      throw new Refused(`${boundText(path, 200)} is an instance of ${boundText(String(safeName(prototype)), 100)}, not plain data`);
+      throw new Refused(
+        `${boundText(path, 200)} is an instance of ${boundText(String(safeName(prototype)), 100)}, not plain data`,
+      );
     }
     return this.#visitPlain(value, path, depth);
   }
@@ -160,9 +186,14 @@ class PayloadWalk {
     this.#copies.set(value, copy);
     for (const key of keys(value)) {
       this.#count(key.length);
-      const item = this.visit((value as Record<string, unknown>)[key], path.length < 200 ? `${path}.${key}` : path, depth + 1);
+      const item = this.visit(
+        (value as Record<string, unknown>)[key],
+        path.length < 200 ? `${path}.${key}` : path,
+        depth + 1,
+      );
       if (!copy) continue;
-      if (key === '__proto__') defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
       else copy[key] = item;
     }
     return copy ?? value;
@@ -185,7 +216,11 @@ class PayloadWalk {
     this.#count(length + 8);
     if (!this.copy) return value;
     const bytes = arrayBufferSlice(buffer, offset, offset + length);
-    const copy = types.isArrayBuffer(value) ? bytes : types.isDataView(value) ? new DataView(bytes) : sameTypedArray(value, bytes);
+    const copy = types.isArrayBuffer(value)
+      ? bytes
+      : types.isDataView(value)
+        ? new DataView(bytes)
+        : sameTypedArray(value, bytes);
     this.#copies.set(value, copy);
     return copy;
   }
@@ -199,10 +234,20 @@ class PayloadWalk {
 }
 
 const TYPED_ARRAYS: Record<string, new (buffer: ArrayBuffer) => unknown> = {
-  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
 };
-const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!.get!;
+const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!
+  .get!;
 
 function sameTypedArray(view: object, bytes: ArrayBuffer): unknown {
   const make = TYPED_ARRAYS[typedArrayTag.call(view) as string] ?? Uint8Array;

@@ -200,7 +200,10 @@ export class PoolCall implements Stoppable {
     // Ended while it waited in its worker (aborted): the worker drops it, or stops it if it had just started it.
     if (this.outcome) {
       const channel = this.channel!;
-      setTimeout(() => channel.retireIfRunning(this, 'a cancelled call kept running'), this.limits.abortGraceMs).unref();
+      setTimeout(
+        () => channel.retireIfRunning(this, 'a cancelled call kept running'),
+        this.limits.abortGraceMs,
+      ).unref();
       return;
     }
     this.#stopTimer.recheck();
@@ -217,7 +220,8 @@ export class PoolCall implements Stoppable {
   /** Returns a protocol problem, or undefined. */
   receiveUpdate(partial: ToolResult): string | undefined {
     this.received++;
-    if (this.received - this.consumed > UPDATE_WINDOW + 1) return 'it ignored flow control (too many unconsumed updates)';
+    if (this.received - this.consumed > UPDATE_WINDOW + 1)
+      return 'it ignored flow control (too many unconsumed updates)';
     const problem = checkPayload(partial, 'update', this.limits.maxResultBytes);
     if (problem) return `an update the runtime would not send (${problem})`;
     if (this.outcome || this.#stopTimer.stopped) return void this.#consumed();
@@ -246,7 +250,12 @@ export class PoolCall implements Stoppable {
     }
     const stop = this.#stopOutcome();
     if (stop) return void this.#settle(stop, message.usage);
-    this.#settle(message.ok ? { ok: true, result: message.result! } : { ok: false, error: boundText(message.error!), code: reportedCode(message.code) }, message.usage);
+    this.#settle(
+      message.ok
+        ? { ok: true, result: message.result! }
+        : { ok: false, error: boundText(message.error!), code: reportedCode(message.code) },
+      message.usage,
+    );
     return undefined;
   }
 
@@ -272,11 +281,22 @@ export class PoolCall implements Stoppable {
   workerDied(error: unknown, exitCode: number, sharedWith: number): void {
     if (isOutOfMemory(error)) {
       const { maxMemoryMb } = this.limits;
-      return this.#settle({ ok: false, error: sharedWith > 0 ? ToolErrors.sharedWorkerOutOfMemory(maxMemoryMb, sharedWith) : ToolErrors.memoryLimit(maxMemoryMb), code: 'MEMORY_LIMIT' });
+      return this.#settle({
+        ok: false,
+        error:
+          sharedWith > 0
+            ? ToolErrors.sharedWorkerOutOfMemory(maxMemoryMb, sharedWith)
+            : ToolErrors.memoryLimit(maxMemoryMb),
+        code: 'MEMORY_LIMIT',
+      });
     }
     const stop = this.#stopOutcome();
     if (stop) return this.#settle(stop);
-    this.#settle({ ok: false, error: error === undefined ? ToolErrors.workerExited(exitCode) : ToolErrors.workerCrashed(errorMessage(error)), code: 'CRASHED' });
+    this.#settle({
+      ok: false,
+      error: error === undefined ? ToolErrors.workerExited(exitCode) : ToolErrors.workerCrashed(errorMessage(error)),
+      code: 'CRASHED',
+    });
   }
 
   /** The reason this call's stop killed its worker, for the calls that shared it. */
@@ -319,7 +339,10 @@ export class PoolCall implements Stoppable {
     this.outcome = outcome;
     this.#stopTimer.dispose();
     if (this.#runningSince === 0) return this.#resolve(outcome);
-    const usage: RunUsage = { queuedMs: this.#runningSince - this.#handedAt, runningMs: performance.now() - this.#runningSince };
+    const usage: RunUsage = {
+      queuedMs: this.#runningSince - this.#handedAt,
+      runningMs: performance.now() - this.#runningSince,
+    };
     outcome.usage = usage;
     const worker = this.channel?.worker;
     if (this.job.measureUsage === false || !worker) return this.#resolve(outcome);
@@ -333,8 +356,6 @@ export class PoolCall implements Stoppable {
 function settleKilled(call: PoolCall): void {
   call.settleAfterKill();
 }
-
-
 
 export function isOutOfMemory(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';

@@ -29,7 +29,12 @@ export class PoolSet implements ToolTier {
     return (await this.get(this.options.defaultMemoryMb)).describe(ref);
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, limits: PrepareLimits, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  async prepare(
+    ref: ModuleTask,
+    raw: Record<string, unknown>,
+    limits: PrepareLimits,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     return (await this.get(limits.maxMemoryMb)).prepare(ref, raw, limits.timeoutMs, signal);
   }
 

@@ -32,7 +32,6 @@ export interface WorkerHello {
 
 export type WorkerTask = DescribeTask | PrepareTask | ApprovalTask | ServeTask;
 
-
 export interface DescribeTask extends ModuleTask {
   op: 'describe';
 }
@@ -87,7 +86,14 @@ export type PrepareReply = { ok: true; args: Record<string, unknown> } | { ok: f
 export type ApprovalReply = { ok: true; answer: unknown } | { ok: false; error: string };
 
 /** Worker → host on the worker's channel. */
-export type WorkerMessage = ServingMessage | LoadedMessage | UpdateMessage | ResultMessage | HostCallMessage | RetireMessage | RefusedMessage;
+export type WorkerMessage =
+  | ServingMessage
+  | LoadedMessage
+  | UpdateMessage
+  | ResultMessage
+  | HostCallMessage
+  | RetireMessage
+  | RefusedMessage;
 
 /** The worker took a lease: the host may send it calls now. */
 export interface ServingMessage {
@@ -159,7 +165,14 @@ export interface HostCallMessage {
 }
 
 /** Host → worker on the worker's channel. */
-export type HostMessage = ExecuteMessage | RecallMessage | ReleaseMessage | AbortMessage | AckMessage | PreloadMessage | HostReplyMessage;
+export type HostMessage =
+  | ExecuteMessage
+  | RecallMessage
+  | ReleaseMessage
+  | AbortMessage
+  | AckMessage
+  | PreloadMessage
+  | HostReplyMessage;
 
 /** Run this call: now, or when the calls before it leave room (up to its tool's concurrency at once). */
 export interface ExecuteMessage {

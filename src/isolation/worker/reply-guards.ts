@@ -55,7 +55,8 @@ export function guardPiscinaReplies(piscina: Piscina): void {
 function workerInfoOf(handle: object): PiscinaWorkerInfo | undefined {
   for (const key of Object.getOwnPropertySymbols(handle)) {
     const value = (handle as Record<symbol, unknown>)[key] as Partial<PiscinaWorkerInfo> | undefined;
-    if (value && typeof value.onMessage === 'function' && value.taskInfos instanceof Map && value.worker) return value as PiscinaWorkerInfo;
+    if (value && typeof value.onMessage === 'function' && value.taskInfos instanceof Map && value.worker)
+      return value as PiscinaWorkerInfo;
   }
   return undefined;
 }

@@ -62,5 +62,4 @@ export class ThreadBudget {
   get contended(): boolean {
     return this.#waiters.length > 0;
   }
-
 }

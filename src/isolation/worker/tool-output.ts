@@ -28,7 +28,11 @@ export function escapeControls(line: string): string {
   });
 }
 
-export function forwardToolOutput(source: Readable, prefix = TOOL_OUTPUT_PREFIX, target: NodeJS.WritableStream = process.stderr): void {
+export function forwardToolOutput(
+  source: Readable,
+  prefix = TOOL_OUTPUT_PREFIX,
+  target: NodeJS.WritableStream = process.stderr,
+): void {
   let pending = '';
   source.setEncoding('utf8');
   source.on('data', (chunk: string) => {

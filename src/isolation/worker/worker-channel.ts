@@ -147,7 +147,8 @@ export class WorkerChannel {
   /** Reads what is already queued on the channel, now. */
   drain(): void {
     let entry: { message: unknown } | undefined;
-    while (!this.retired && (entry = receiveMessageOnPort(this.port) as { message: unknown } | undefined)) this.#receive(entry.message);
+    while (!this.retired && (entry = receiveMessageOnPort(this.port) as { message: unknown } | undefined))
+      this.#receive(entry.message);
   }
 
   /** The hard kill of `call`'s stop: terminate the thread. Its calls end when it exits. */
@@ -216,7 +217,8 @@ export class WorkerChannel {
     const calls = [...this.calls.values()];
     this.calls.clear();
     for (const call of calls) {
-      if (!this.hasStarted(call)) this.owner.requeue(call, `its worker was retired (${reason})`, countsAgainstUnstarted);
+      if (!this.hasStarted(call))
+        this.owner.requeue(call, `its worker was retired (${reason})`, countsAgainstUnstarted);
       else call.fail(violation ? ToolErrors.protocolViolation(reason) : ToolErrors.workerRetired(reason));
     }
     this.#terminate();
@@ -241,7 +243,9 @@ export class WorkerChannel {
       case 'retire':
         return this.retire(message.reason.slice(0, 300), false);
       case 'serving':
-        return this.owner.leased(this, message.leaseId) ? undefined : this.retire('it claimed a lease it was not given', true);
+        return this.owner.leased(this, message.leaseId)
+          ? undefined
+          : this.retire('it claimed a lease it was not given', true);
       case 'refused':
         return this.#refused(message.runId);
     }
@@ -286,7 +290,8 @@ export class WorkerChannel {
     if (!call) return this.retire('it refused a call it was not sent', true);
     // The worker refuses only calls it has not started. One the host never asked back (recall, abort) that the counter says started
     // would run again elsewhere while it still runs here.
-    if (!call.recalled && !call.outcome && !call.stopping && this.hasStarted(call)) return this.retire('it refused a call it had started', true);
+    if (!call.recalled && !call.outcome && !call.stopping && this.hasStarted(call))
+      return this.retire('it refused a call it had started', true);
     this.calls.delete(runId);
     this.#ended(call);
     call.recalled = false;
@@ -328,9 +333,9 @@ export class WorkerChannel {
     const startupDeath = !this.starts.anyStarted;
     for (const call of calls) {
       if (!started.has(call)) this.owner.requeue(call, this.retired, startupDeath);
-      else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error)) call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
+      else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error))
+        call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
       else call.workerDied(this.#error, code, started.size - 1);
     }
   }
 }
-

@@ -11,7 +11,14 @@ import { HostFunctionTable } from './host-functions.ts';
 import { runtimeFile, type RuntimeFile } from './module-compiler.ts';
 import { CallQueue } from './call-queue.ts';
 import { PoolCall, toolKeyOf, type CallControls } from './pool-call.ts';
-import { WORKER_HELLO, type ApprovalReply, type DescribeReply, type ModuleTask, type PrepareReply, type WorkerTask } from './protocol.ts';
+import {
+  WORKER_HELLO,
+  type ApprovalReply,
+  type DescribeReply,
+  type ModuleTask,
+  type PrepareReply,
+  type WorkerTask,
+} from './protocol.ts';
 import { randomRunId } from './run-ids.ts';
 import { StartCounter } from './start-counter.ts';
 import { watchWorkerBirths } from './worker-births.ts';
@@ -98,7 +105,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
   #spareToken = false;
   #stopWatchingBirths: (() => void) | undefined;
 
-  private constructor(entry: RuntimeFile, private readonly options: WorkerPoolOptions) {
+  private constructor(
+    entry: RuntimeFile,
+    private readonly options: WorkerPoolOptions,
+  ) {
     this.hostFunctions = new HostFunctionTable(options.hostFunctions);
     this.loadTimeoutMs = options.loadTimeoutMs;
     this.#budget = options.budget ?? new ThreadBudget(options.maxWorkers);
@@ -110,7 +120,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
       minThreads: Math.min(options.minWorkers, options.maxWorkers),
       maxThreads: options.maxWorkers,
       idleTimeout: options.idleTimeoutMs,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, ...(options.codeRangeSizeMb ? { codeRangeSizeMb: options.codeRangeSizeMb } : {}) },
+      resourceLimits: {
+        maxOldGenerationSizeMb: options.maxMemoryMb,
+        ...(options.codeRangeSizeMb ? { codeRangeSizeMb: options.codeRangeSizeMb } : {}),
+      },
       env: options.env,
       execArgv: options.execArgv,
       // Atomics.waitAsync keeps an idle worker's event loop turning, so a
@@ -120,7 +133,9 @@ export class WorkerPool implements ChannelOwner, CallControls {
     });
     // Without a listener an 'error' event would kill the host; errors here are
     // already turned into call results, so a stray one is only reported.
-    this.#piscina.on('error', (error: unknown) => process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`));
+    this.#piscina.on('error', (error: unknown) =>
+      process.emitWarning(`toolpool: worker pool error: ${errorMessage(error)}`),
+    );
     // 'worker' is emitted on the next tick after a Worker is created, before it can post anything, so
     // listening only now still sees the workers piscina just started. Not before: when piscina's
     // constructor throws (Node 24+ refuses permission flags in execArgv), no listener must be left behind.
@@ -138,26 +153,39 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const task: WorkerTask = { op: 'describe', ...ref };
     let reply: DescribeReply;
     try {
-      reply = (await this.#runBounded(task, timeoutMs, () => ConfigErrors.loadTimedOut(ref.source, timeoutMs))) as DescribeReply;
+      reply = (await this.#runBounded(task, timeoutMs, () =>
+        ConfigErrors.loadTimedOut(ref.source, timeoutMs),
+      )) as DescribeReply;
     } catch (error) {
       // piscina's own words for a worker that ended while the module loaded name neither the module nor the cause.
       const code = /worker exited with code: (-?\d+)/.exec(errorMessage(error))?.[1];
-      if (code !== undefined) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleExitedAtImport(ref.source, Number(code)));
+      if (code !== undefined)
+        throw new ToolpoolError(
+          'TOOLPOOL_ERR_MODULE_LOAD',
+          ConfigErrors.moduleExitedAtImport(ref.source, Number(code)),
+        );
       throw error;
     }
-    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed describe reply'));
+    if (!checkReply(reply))
+      throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed describe reply'));
     if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     this.#remember(ref);
     return reply.view;
   }
 
-  async prepare(ref: ModuleTask, raw: Record<string, unknown>, toolTimeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  async prepare(
+    ref: ModuleTask,
+    raw: Record<string, unknown>,
+    toolTimeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const task: WorkerTask = { op: 'prepare', ...ref, raw };
     // A worker that has not imported the module yet does it first.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
     const message = () => (signal?.aborted ? ToolErrors.abortedBeforeStart() : ToolErrors.prepareTimedOut(timeoutMs));
     const reply = (await this.#runBounded(task, timeoutMs, message, signal)) as PrepareReply;
-    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed prepare reply'));
+    if (!checkReply(reply))
+      throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed prepare reply'));
     if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.args;
   }
@@ -166,14 +194,18 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const task: WorkerTask = { op: 'needsApproval', ...ref, args };
     // The same deadline as prepareArguments: it runs module code too.
     const timeoutMs = toolTimeoutMs + this.options.loadTimeoutMs;
-    const reply = (await this.#runBounded(task, timeoutMs, () => ToolErrors.prepareTimedOut(timeoutMs))) as ApprovalReply;
-    if (!checkReply(reply)) throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed needsApproval reply'));
+    const reply = (await this.#runBounded(task, timeoutMs, () =>
+      ToolErrors.prepareTimedOut(timeoutMs),
+    )) as ApprovalReply;
+    if (!checkReply(reply))
+      throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', ToolErrors.protocolViolation('a malformed needsApproval reply'));
     if (!reply.ok) throw new ToolpoolError('TOOLPOOL_ERR_TOOL_FAILED', reply.error);
     return reply.answer;
   }
 
   execute(job: RunJob, ref: ModuleTask): Promise<RunOutcome> {
-    if (job.signal?.aborted) return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
+    if (job.signal?.aborted)
+      return Promise.resolve({ ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
     if (this.#closing) return Promise.resolve({ ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' });
     this.#remember(ref);
     const call = new PoolCall(randomRunId(), job, ref, this);
@@ -196,7 +228,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     this.#stopWatchingBirths?.();
     this.#watch.stop();
     for (const call of this.#waiting) call.fail(ToolErrors.poolClosed(), 'CLOSED');
-    for (const channel of this.#channels.values()) for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed(), 'CLOSED');
+    for (const channel of this.#channels.values())
+      for (const call of channel.calls.values()) call.fail(ToolErrors.poolClosed(), 'CLOSED');
     const threads = this.#piscina.threads;
     for (const [leaseId, channel] of this.#leased) channel.post({ t: 'release', leaseId });
     let bound: NodeJS.Timeout | undefined;
@@ -219,7 +252,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     // Sending ahead only once the pool has all its workers: until then a new worker may take the call sooner.
     // Nor while a describe or prepare waits in piscina (the workers must drain so that one gives its lease back for it), nor
     // while another pool waits for a thread token (a worker that finishes must give its token back, not go on with the next call).
-    const ahead = this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting && !this.#budget.contended ? SEND_AHEAD : 0;
+    const ahead =
+      this.#leased.size >= this.options.maxWorkers && !this.#tasksWaiting && !this.#budget.contended ? SEND_AHEAD : 0;
     while (!this.#waiting.isEmpty) {
       const channel = this.#leastLoaded(ahead);
       const call = channel && this.#nextFor(channel, ahead);
@@ -370,7 +404,12 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   leaseStalled(): void {
     for (const call of this.#waiting) {
-      if (++call.attempts >= MAX_ATTEMPTS) call.fail(ToolErrors.workerCrashed("no worker could start the call (the pool's workers stayed blocked and were retired)"));
+      if (++call.attempts >= MAX_ATTEMPTS)
+        call.fail(
+          ToolErrors.workerCrashed(
+            "no worker could start the call (the pool's workers stayed blocked and were retired)",
+          ),
+        );
     }
   }
 
@@ -381,7 +420,8 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (call.outcome) return;
     if (call.stopping) return call.endUnstarted();
     if (this.#closing) return call.fail(ToolErrors.poolClosed(), 'CLOSED');
-    if (call.attempts >= MAX_ATTEMPTS) return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
+    if (call.attempts >= MAX_ATTEMPTS)
+      return call.fail(ToolErrors.workerCrashed(`no worker could start the call (${why})`));
     this.#waiting.pushFront(call);
     this.#dispatch();
   }
@@ -475,7 +515,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
     const onMessage = (message: unknown) => {
       if (!bound && isHello(message)) {
         bound = true;
-        return this.#bind(worker, message[WORKER_HELLO] === true ? (message.port as MessagePort) : undefined, StartCounter.from(message.starts));
+        return this.#bind(
+          worker,
+          message[WORKER_HELLO] === true ? (message.port as MessagePort) : undefined,
+          StartCounter.from(message.starts),
+        );
       }
       if (isPiscinaReady(message)) return;
       // A second hello, or anything else a tool posts on the parent port: never trusted.
@@ -503,7 +547,12 @@ export class WorkerPool implements ChannelOwner, CallControls {
    * the other domains' threads is not the module's time. `signal` (the
    * caller's) and closing the pool end the wait and the task.
    */
-  async #runBounded(task: WorkerTask, timeoutMs: number, message: () => string, signal?: AbortSignal): Promise<unknown> {
+  async #runBounded(
+    task: WorkerTask,
+    timeoutMs: number,
+    message: () => string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     this.untracked++;
     let token = false;
     try {
@@ -518,14 +567,14 @@ export class WorkerPool implements ChannelOwner, CallControls {
       if (this.#closed.signal.aborted) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
       // The caller's signal may carry any reason; piscina rejects with an AbortError, the deadline with a TimeoutError.
       const name = (error as Error | undefined)?.name;
-      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') throw new ToolpoolError('TOOLPOOL_ERR_ABORTED', message());
+      if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError')
+        throw new ToolpoolError('TOOLPOOL_ERR_ABORTED', message());
       throw error;
     } finally {
       if (token) this.#budget.give();
       this.untracked--;
     }
   }
-
 }
 
 /**
@@ -541,11 +590,18 @@ function redirectToolOutput(worker: Worker, prefix = TOOL_OUTPUT_PREFIX): void {
 }
 
 function isHello(message: unknown): message is { [WORKER_HELLO]: unknown; port: unknown; starts?: unknown } {
-  return typeof message === 'object' && message !== null && WORKER_HELLO in message && (message as { port?: unknown }).port instanceof MessagePort;
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    WORKER_HELLO in message &&
+    (message as { port?: unknown }).port instanceof MessagePort
+  );
 }
 
 function isPiscinaReady(message: unknown): boolean {
-  return typeof message === 'object' && message !== null && PISCINA_READY in message && Object.keys(message).length === 1;
+  return (
+    typeof message === 'object' && message !== null && PISCINA_READY in message && Object.keys(message).length === 1
+  );
 }
 
 function checkReply(reply: unknown): boolean {

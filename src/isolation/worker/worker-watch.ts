@@ -58,20 +58,23 @@ export class WorkerWatch {
   #sweep(): void {
     const now = Date.now();
     this.pool.releaseIdle(now);
-    for (const channel of [...this.pool.releasesOverdue(now, RELEASE_BOUND_MS)]) channel.retire('it did not give its lease back', false);
+    for (const channel of [...this.pool.releasesOverdue(now, RELEASE_BOUND_MS)])
+      channel.retire('it did not give its lease back', false);
     let watching = this.pool.leaseCount > 0 || this.pool.oldestPendingLease > 0 || this.pool.releasing > 0;
     const idle: WorkerChannel[] = [];
     for (const channel of this.pool.channels) {
       if (channel.calls.size > 0) {
         watching = true;
-        if (notStartedFor(channel, now) > NOT_STARTED_MS) channel.retireBlocked('it did not start the call it was sent');
+        if (notStartedFor(channel, now) > NOT_STARTED_MS)
+          channel.retireBlocked('it did not start the call it was sent');
       } else if (channel.lease === undefined && now - channel.idleSince > STALLED_MS) idle.push(channel);
     }
     if (this.pool.hasWaiting) watching = true;
     // Workers piscina would have given the waiting lease to, beyond those busy with a describe or prepare the host cannot see.
     const pending = this.pool.oldestPendingLease;
     if (pending > 0 && now - pending > STALLED_MS && idle.length > this.pool.untracked) {
-      for (const channel of idle.slice(this.pool.untracked)) channel.retire('it did not take the calls waiting for it', false);
+      for (const channel of idle.slice(this.pool.untracked))
+        channel.retire('it did not take the calls waiting for it', false);
       // Their replacements may get stuck the same way (importing a module that hangs): the waiting calls are not kept forever.
       this.pool.leaseStalled();
     }

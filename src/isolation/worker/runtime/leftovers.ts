@@ -51,7 +51,10 @@ export function trackLeftovers(current: AsyncLocalStorage<ResourceOwner>): void 
  */
 export function trackAtomicWaits(current: AsyncLocalStorage<ResourceOwner>): void {
   // Not in the ES2022 lib this project compiles against; Node has it since 16.
-  const atomics = Atomics as unknown as Record<'waitAsync', ((...args: unknown[]) => { async: boolean; value: unknown }) | undefined>;
+  const atomics = Atomics as unknown as Record<
+    'waitAsync',
+    ((...args: unknown[]) => { async: boolean; value: unknown }) | undefined
+  >;
   const waitAsync = atomics.waitAsync;
   if (typeof waitAsync !== 'function') return;
   const then = Promise.prototype.then;
@@ -65,7 +68,12 @@ export function trackAtomicWaits(current: AsyncLocalStorage<ResourceOwner>): voi
     }
     return outcome;
   };
-  Object.defineProperty(Atomics, 'waitAsync', { value: wrapped, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(Atomics, 'waitAsync', {
+    value: wrapped,
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
 }
 
 /**

@@ -33,11 +33,20 @@ const refuseBinding = () => {
 
 export function disableInspector(): void {
   for (const name of ['binding', '_linkedBinding']) {
-    Object.defineProperty(process, name, { value: refuseBinding, writable: false, configurable: false, enumerable: false });
+    Object.defineProperty(process, name, {
+      value: refuseBinding,
+      writable: false,
+      configurable: false,
+      enumerable: false,
+    });
   }
   for (const Session of [inspector.Session, inspectorPromises.Session]) {
     Object.defineProperty(Session.prototype, 'connect', { value: refuse, writable: false, configurable: false });
-    Object.defineProperty(Session.prototype, 'connectToMainThread', { value: refuse, writable: false, configurable: false });
+    Object.defineProperty(Session.prototype, 'connectToMainThread', {
+      value: refuse,
+      writable: false,
+      configurable: false,
+    });
   }
   Object.defineProperty(inspector, 'open', { value: refuse, writable: false, configurable: false });
 }

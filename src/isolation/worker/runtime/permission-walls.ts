@@ -86,7 +86,8 @@ function refuseSqlite(): void {
   } catch {
     return; // not on this line (or behind a flag not given): tools cannot load it either
   }
-  const why = "Node's permission model does not check the files it opens (a path, ATTACH, VACUUM INTO); use the sandbox tier";
+  const why =
+    "Node's permission model does not check the files it opens (a path, ATTACH, VACUUM INTO); use the sandbox tier";
   for (const name of Object.keys(sqlite)) {
     if (typeof sqlite[name] !== 'function') continue;
     seal(sqlite, name, function refused() {
@@ -120,11 +121,17 @@ const SANDBOX_PROXY_SOCKET = '/run/toolpool/net.sock';
 function socketProblem(path: string): Error | undefined {
   if (path === SANDBOX_PROXY_SOCKET) return undefined;
   if (path.startsWith('\0') || path.startsWith('@')) {
-    return denied('an abstract Unix socket', 'it is no file the permissions could grant; use the sandbox tier, whose network namespace has none of the host');
+    return denied(
+      'an abstract Unix socket',
+      'it is no file the permissions could grant; use the sandbox tier, whose network namespace has none of the host',
+    );
   }
   const absolute = resolve(path);
   if (mayWrite(absolute)) return undefined;
-  return denied(`the Unix socket ${JSON.stringify(absolute)}`, 'a socket file is reached only inside a permissions.fsWrite root');
+  return denied(
+    `the Unix socket ${JSON.stringify(absolute)}`,
+    'a socket file is reached only inside a permissions.fsWrite root',
+  );
 }
 
 function guardSocketPaths(): void {
@@ -152,15 +159,25 @@ function notFound(request: string, code: 'MODULE_NOT_FOUND' | 'ERR_MODULE_NOT_FO
   return error;
 }
 
-const isPathRequest = (request: string): boolean => isAbsolute(request) || request === '.' || request === '..' || /^\.\.?[\\/]/.test(request);
+const isPathRequest = (request: string): boolean =>
+  isAbsolute(request) || request === '.' || request === '..' || /^\.\.?[\\/]/.test(request);
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
 
 type CjsModule = {
-  _resolveFilename(request: string, parent: { filename?: string | null } | undefined, isMain: boolean, options?: { paths?: string[] }): string;
+  _resolveFilename(
+    request: string,
+    parent: { filename?: string | null } | undefined,
+    isMain: boolean,
+    options?: { paths?: string[] },
+  ): string;
   _findPath(request: string, paths: string[], isMain: boolean): string | false;
   findPackageJSON?: (specifier: string | URL, base?: string | URL) => string | undefined;
   registerHooks?: (hooks: {
-    resolve(specifier: string, context: { parentURL?: string; conditions?: readonly string[] }, next: (specifier: string, context: unknown) => { url: string }): { url: string };
+    resolve(
+      specifier: string,
+      context: { parentURL?: string; conditions?: readonly string[] },
+      next: (specifier: string, context: unknown) => { url: string },
+    ): { url: string };
   }) => unknown;
   isBuiltin(request: string): boolean;
 };
@@ -168,29 +185,44 @@ type CjsModule = {
 function hideModuleProbes(): void {
   const cjs = Module as unknown as CjsModule;
   const resolveFilename = cjs._resolveFilename;
-  const readableOptions = (options?: { paths?: string[] }) => (options?.paths ? { ...options, paths: options.paths.filter((path) => mayRead(resolve(path))) } : options);
-  seal(cjs, '_resolveFilename', function hiddenResolve(this: unknown, request: string, parent: { filename?: string | null } | undefined, isMain: boolean, options?: { paths?: string[] }) {
-    if (typeof request !== 'string' || cjs.isBuiltin(request)) return Reflect.apply(resolveFilename, this, [request, parent, isMain, options]);
-    if (isPathRequest(request) && !options?.paths) {
-      const base = parent?.filename ? dirname(parent.filename) : process.cwd();
-      if (!mayRead(resolve(base, request))) throw notFound(request, 'MODULE_NOT_FOUND');
-    }
-    let found: string;
-    try {
-      found = Reflect.apply(resolveFilename, this, [request, parent, isMain, readableOptions(options)]) as string;
-    } catch (error) {
-      // Denied, or not found past what may be read (with a package.json's `main` in its text on Node 20): the same error.
-      if (codeOf(error) === 'ERR_ACCESS_DENIED' || (codeOf(error) === 'MODULE_NOT_FOUND' && !isPathRequest(request))) throw notFound(request, 'MODULE_NOT_FOUND');
-      throw error;
-    }
-    if (!cjs.isBuiltin(found) && !mayRead(found)) throw notFound(request, 'MODULE_NOT_FOUND');
-    return found;
-  });
+  const readableOptions = (options?: { paths?: string[] }) =>
+    options?.paths ? { ...options, paths: options.paths.filter((path) => mayRead(resolve(path))) } : options;
+  seal(
+    cjs,
+    '_resolveFilename',
+    function hiddenResolve(
+      this: unknown,
+      request: string,
+      parent: { filename?: string | null } | undefined,
+      isMain: boolean,
+      options?: { paths?: string[] },
+    ) {
+      if (typeof request !== 'string' || cjs.isBuiltin(request))
+        return Reflect.apply(resolveFilename, this, [request, parent, isMain, options]);
+      if (isPathRequest(request) && !options?.paths) {
+        const base = parent?.filename ? dirname(parent.filename) : process.cwd();
+        if (!mayRead(resolve(base, request))) throw notFound(request, 'MODULE_NOT_FOUND');
+      }
+      let found: string;
+      try {
+        found = Reflect.apply(resolveFilename, this, [request, parent, isMain, readableOptions(options)]) as string;
+      } catch (error) {
+        // Denied, or not found past what may be read (with a package.json's `main` in its text on Node 20): the same error.
+        if (codeOf(error) === 'ERR_ACCESS_DENIED' || (codeOf(error) === 'MODULE_NOT_FOUND' && !isPathRequest(request)))
+          throw notFound(request, 'MODULE_NOT_FOUND');
+        throw error;
+      }
+      if (!cjs.isBuiltin(found) && !mayRead(found)) throw notFound(request, 'MODULE_NOT_FOUND');
+      return found;
+    },
+  );
 
   const findPath = cjs._findPath;
   seal(cjs, '_findPath', function hiddenFindPath(this: unknown, request: string, paths: string[], isMain: boolean) {
     if (typeof request === 'string' && isAbsolute(request) && !mayRead(request)) return false;
-    const readablePaths = Array.isArray(paths) ? paths.filter((path) => typeof path === 'string' && mayRead(resolve(path))) : paths;
+    const readablePaths = Array.isArray(paths)
+      ? paths.filter((path) => typeof path === 'string' && mayRead(resolve(path)))
+      : paths;
     try {
       const found = Reflect.apply(findPath, this, [request, readablePaths, isMain]) as string | false;
       return found && !mayRead(found) ? false : found;
@@ -202,15 +234,19 @@ function hideModuleProbes(): void {
 
   const findPackageJSON = cjs.findPackageJSON;
   if (findPackageJSON) {
-    seal(cjs, 'findPackageJSON', function hiddenFindPackageJSON(this: unknown, specifier: string | URL, base?: string | URL) {
-      try {
-        const found = Reflect.apply(findPackageJSON, this, [specifier, base]) as string | undefined;
-        return found !== undefined && !mayRead(found) ? undefined : found;
-      } catch (error) {
-        if (codeOf(error) === 'ERR_ACCESS_DENIED') return undefined;
-        throw error;
-      }
-    });
+    seal(
+      cjs,
+      'findPackageJSON',
+      function hiddenFindPackageJSON(this: unknown, specifier: string | URL, base?: string | URL) {
+        try {
+          const found = Reflect.apply(findPackageJSON, this, [specifier, base]) as string | undefined;
+          return found !== undefined && !mayRead(found) ? undefined : found;
+        } catch (error) {
+          if (codeOf(error) === 'ERR_ACCESS_DENIED') return undefined;
+          throw error;
+        }
+      },
+    );
   }
 
   // ESM: in-thread resolve hooks (22.15+, 23.5+). Node 20 has none; its import() still tells denied from missing.
@@ -224,7 +260,8 @@ function hideModuleProbes(): void {
       try {
         resolved = next(specifier, context);
       } catch (error) {
-        if (codeOf(error) === 'ERR_ACCESS_DENIED' || (codeOf(error) === code && target === undefined)) throw notFound(specifier, code);
+        if (codeOf(error) === 'ERR_ACCESS_DENIED' || (codeOf(error) === code && target === undefined))
+          throw notFound(specifier, code);
         throw error;
       }
       if (resolved.url.startsWith('file:') && !mayRead(fileURLToPath(resolved.url))) throw notFound(specifier, code);
@@ -238,7 +275,8 @@ function fileTarget(specifier: string, parentURL: string | undefined): string | 
   try {
     if (specifier.startsWith('file:')) return fileURLToPath(specifier);
     if (isAbsolute(specifier)) return specifier;
-    if (/^\.\.?(\/|$)/.test(specifier)) return fileURLToPath(new URL(specifier, parentURL ?? pathToFileURL(process.cwd() + '/').href));
+    if (/^\.\.?(\/|$)/.test(specifier))
+      return fileURLToPath(new URL(specifier, parentURL ?? pathToFileURL(process.cwd() + '/').href));
   } catch {
     return undefined;
   }

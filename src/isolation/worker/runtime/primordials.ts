@@ -7,7 +7,8 @@ import { MessagePort } from 'node:worker_threads';
  * rewrite what the runtime sends or see it.
  */
 const { call } = Function.prototype;
-const uncurry = <A extends unknown[], R>(fn: (...args: A) => R) => call.bind(fn) as unknown as (self: unknown, ...args: A) => R;
+const uncurry = <A extends unknown[], R>(fn: (...args: A) => R) =>
+  call.bind(fn) as unknown as (self: unknown, ...args: A) => R;
 
 export const postOnPort = uncurry(MessagePort.prototype.postMessage) as (port: MessagePort, message: unknown) => void;
 export const promiseThen = uncurry(Promise.prototype.then) as <T>(

@@ -72,6 +72,7 @@ export function realmChange(): string | undefined {
     const [holder, key] = watched[i]!;
     if ((holder as Record<PropertyKey, unknown>)[key] !== original[i]) return `a builtin was replaced (${String(key)})`;
   }
-  if (!pollutedAtBaseline && pollutedPrototype()) return 'Object.prototype or Array.prototype gained enumerable properties';
+  if (!pollutedAtBaseline && pollutedPrototype())
+    return 'Object.prototype or Array.prototype gained enumerable properties';
   return undefined;
 }

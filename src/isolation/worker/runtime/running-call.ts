@@ -61,7 +61,12 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     callHost: CallHost,
     private readonly pollHost: PollHost,
   ) {
-    this.context = new CallContext(this, task.callId, this.#hostFunctions(task.hostFunctions, callHost), typeof task.batchRunId === 'string' ? task.batchRunId : undefined);
+    this.context = new CallContext(
+      this,
+      task.callId,
+      this.#hostFunctions(task.hostFunctions, callHost),
+      typeof task.batchRunId === 'string' ? task.batchRunId : undefined,
+    );
   }
 
   get settled(): boolean {
@@ -95,7 +100,13 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   #fault(thrown: unknown): ResultMessage {
     const usage = this.#usage();
     this.#settle();
-    const message: ResultMessage = { t: 'result', runId: this.task.runId, ok: false, error: boundText(safeErrorMessage(thrown)), code: 'THREW' };
+    const message: ResultMessage = {
+      t: 'result',
+      runId: this.task.runId,
+      ok: false,
+      error: boundText(safeErrorMessage(thrown)),
+      code: 'THREW',
+    };
     if (usage) message.usage = usage;
     return message;
   }
@@ -105,7 +116,9 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     this.#settle();
     const { runId } = this.task;
     const copied = copyPayload(result, 'result', this.task.maxResultBytes);
-    const message: ResultMessage = copied.ok ? { t: 'result', runId, ok: true, result: copied.value as ToolResult } : { t: 'result', runId, ok: false, error: copied.error, code: copied.code };
+    const message: ResultMessage = copied.ok
+      ? { t: 'result', runId, ok: true, result: copied.value as ToolResult }
+      : { t: 'result', runId, ok: false, error: copied.error, code: copied.code };
     if (usage) message.usage = usage;
     return message;
   }
@@ -148,7 +161,8 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     const functions: ToolContext['host'] = {};
     for (const name of names) {
       functions[name] = (...args: unknown[]) => {
-        if (this.#settled) return Promise.reject(new Error(`Host call ${name}() refused: the tool call already ended.`));
+        if (this.#settled)
+          return Promise.reject(new Error(`Host call ${name}() refused: the tool call already ended.`));
         return new Promise((resolve, reject) => {
           const cancel = () => reject(new Error(`Host call ${name}() cancelled: the tool call ended.`));
           this.#onSettle.add(cancel);
@@ -223,4 +237,3 @@ function safeErrorMessage(thrown: unknown): string {
     return 'the tool threw a value that cannot be read';
   }
 }
-

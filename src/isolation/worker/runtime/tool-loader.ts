@@ -35,16 +35,26 @@ export function loadTool({ module, source, options, codeHash }: ModuleTask): Pro
   if (!tool) {
     tool = importTool(module, source, options, codeHash);
     loading.set(key, tool);
-    tool.then((value) => loaded.set(key, value), () => undefined);
+    tool.then(
+      (value) => loaded.set(key, value),
+      () => undefined,
+    );
   }
   return tool;
 }
 
-async function importTool(module: string, source: string, options: unknown, codeHash: string | undefined): Promise<Tool> {
+async function importTool(
+  module: string,
+  source: string,
+  options: unknown,
+  codeHash: string | undefined,
+): Promise<Tool> {
   let namespace: { default?: unknown };
   try {
     // A compiled copy in the compile cache runs only with the content the host compiled; the user's own JavaScript is imported where it is.
-    namespace = (await (typeof codeHash === 'string' ? importVerified(module, codeHash) : import(pathToFileURL(module).href))) as { default?: unknown };
+    namespace = (await (typeof codeHash === 'string'
+      ? importVerified(module, codeHash)
+      : import(pathToFileURL(module).href))) as { default?: unknown };
   } catch (error) {
     throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(source, errorMessage(error)));
   }
@@ -53,10 +63,14 @@ async function importTool(module: string, source: string, options: unknown, code
     try {
       tool = await (tool as (options: unknown) => unknown)(options);
     } catch (error) {
-      throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`));
+      throw new ToolpoolError(
+        'TOOLPOOL_ERR_MODULE_LOAD',
+        ConfigErrors.moduleFailedToLoad(source, `its tool factory threw: ${errorMessage(error)}`),
+      );
     }
   }
-  if (typeof tool !== 'object' || tool === null) throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.noDefaultTool(source));
+  if (typeof tool !== 'object' || tool === null)
+    throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', ConfigErrors.noDefaultTool(source));
   return tool as Tool;
 }
 

@@ -121,7 +121,10 @@ function attributeToCall(error: unknown): void {
   const call = currentCall.getStore();
   if (call && !call.settled) return call.fail(error);
   // The call that raised it has already settled (or none did): report, never blame another call.
-  process.emitWarning(`toolpool: a tool raised an error after its call ended: ${boundText(errorMessage(error))}`, 'ToolpoolLateError');
+  process.emitWarning(
+    `toolpool: a tool raised an error after its call ended: ${boundText(errorMessage(error))}`,
+    'ToolpoolLateError',
+  );
 }
 
 type Reply = DescribeReply | PrepareReply | ApprovalReply | undefined;
@@ -253,7 +256,8 @@ function execute(task: ExecuteTask): undefined | Promise<undefined> {
       resetRealmBaseline();
       return announceThen(task, loaded);
     },
-    (error: unknown) => void postOnPort(port, { t: 'result', runId: task.runId, ok: false, error: boundText(errorMessage(error)) }),
+    (error: unknown) =>
+      void postOnPort(port, { t: 'result', runId: task.runId, ok: false, error: boundText(errorMessage(error)) }),
   ) as Promise<undefined>;
 }
 
@@ -271,9 +275,19 @@ function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: Res
   return { call, reply };
 }
 
-function finish({ call, reply }: { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> }): undefined | Promise<undefined> {
+function finish({
+  call,
+  reply,
+}: {
+  call: RunningCall;
+  reply: ResultMessage | Promise<ResultMessage>;
+}): undefined | Promise<undefined> {
   if (!isPromise(reply)) return send(call, reply);
-  return promiseThen(reply, (message) => send(call, message), () => undefined) as Promise<undefined>;
+  return promiseThen(
+    reply,
+    (message) => send(call, message),
+    () => undefined,
+  ) as Promise<undefined>;
 }
 
 /**

@@ -11,7 +11,8 @@ import { workerData } from 'node:worker_threads';
 
 const { file, code } = workerData?.toolpoolRuntime ?? {};
 // Plain Error: this plain-JS entry loads before any of toolpool's modules (the code table among them).
-if (typeof file !== 'string' || typeof code !== 'string') throw new Error('toolpool: this worker was started without its runtime');
+if (typeof file !== 'string' || typeof code !== 'string')
+  throw new Error('toolpool: this worker was started without its runtime');
 const named = `${code}\n//# sourceURL=${pathToFileURL(file).href}\n`;
 const runtime = await import(`data:text/javascript;base64,${Buffer.from(named).toString('base64')}`);
 export default runtime.default;

@@ -18,7 +18,9 @@ export async function importVerified(file: string, codeHash: string): Promise<un
   const actual = createHash('sha256').update(code).digest('hex');
   if (actual !== codeHash) {
     // Plain Error: it crosses to the host as text inside the load failure, where the host gives it its code.
-    throw new Error(`its compiled copy ${file} is not what toolpool compiled (it was changed after compiling; sha256 ${actual.slice(0, 16)}…, expected ${codeHash.slice(0, 16)}…)`);
+    throw new Error(
+      `its compiled copy ${file} is not what toolpool compiled (it was changed after compiling; sha256 ${actual.slice(0, 16)}…, expected ${codeHash.slice(0, 16)}…)`,
+    );
   }
   const named = `${code.toString('utf8')}\n//# sourceURL=${pathToFileURL(file).href}\n`;
   return import(`data:text/javascript;base64,${Buffer.from(named).toString('base64')}`);
