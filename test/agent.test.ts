@@ -347,7 +347,7 @@ describe('Agent: the loop', () => {
     const executor = await createExecutor({ tools: [] });
     const model: Model = {
       name: 'broken',
-      // eslint-disable-next-line require-yield
+      // biome-ignore lint/correctness/useYield: a model stream that fails before its first event.
       async *stream() {
         throw new Error('socket hang up');
       },

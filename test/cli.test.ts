@@ -321,7 +321,7 @@ describe('toolpool run', () => {
       expect(stdout).toBe('');
       expect(stderr).toMatch(/⏸ write_file#1 needs approval \{"path":"note\.txt","text":"hi"\}/);
       expect(stderr).toMatch(
-        /toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n  write_file#1 \(call_w1\) \{"path":"note\.txt","text":"hi"\}\n/,
+        /toolpool: the run stopped because these tool calls need approval, and stdin is not a terminal to ask on:\n {2}write_file#1 \(call_w1\) \{"path":"note\.txt","text":"hi"\}\n/,
       );
       expect(existsSync(join(scratch, 'note.txt'))).toBe(false);
       expect(server.requests.length - before).toBe(1);
@@ -361,7 +361,7 @@ describe('toolpool run', () => {
         );
         expect(code).toBe(0);
         expect(stderr.text).toMatch(
-          /\? write_file#1 \(call_[yn]\) \{"path":"note\.txt","text":"hi"\}\n  approve\? \[y\/N\] /,
+          /\? write_file#1 \(call_[yn]\) \{"path":"note\.txt","text":"hi"\}\n {2}approve\? \[y\/N\] /,
         );
         expect(existsSync(join(scratch, 'note.txt'))).toBe(written);
         const toolMessage = (

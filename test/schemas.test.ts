@@ -96,7 +96,7 @@ test("in the process tier the schema's own validation runs in the child's worker
     call('2', 'zod_greet', { name: 'a', tag: 'x' }),
   ]);
   expect(textOf(results[0]!)).toBe('hi ADA');
-  expect(textOf(results[1]!)).toMatch(/^Validation failed for tool "zod_greet":\n  - tag: must start with #/);
+  expect(textOf(results[1]!)).toMatch(/^Validation failed for tool "zod_greet":\n {2}- tag: must start with #/);
 });
 
 describe('TypeBox 1.x (the typebox package)', () => {
@@ -244,7 +244,7 @@ describe('JSON Schema the converters write', () => {
     ]);
     expect(textOf(results[0]!)).toBe('hi A');
     expect(results[1]!.isError).toBe(true);
-    expect(textOf(results[1]!)).toMatch(/^Validation failed for tool "zod_greet":\n  - nick: /);
+    expect(textOf(results[1]!)).toMatch(/^Validation failed for tool "zod_greet":\n {2}- nick: /);
   });
 
   test('an async refinement runs before execute too', async () => {

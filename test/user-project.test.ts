@@ -39,7 +39,7 @@ function run(command: string, args: string[], cwd: string, timeoutMs = 180_000):
 
 /** The page's fenced blocks of one language, in order. */
 function blocks(text: string, language: string): string[] {
-  return [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+  return [...text.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 }
 
 /** The quick start's files: each `ts` block whose first line names its file (`// tools/shout.ts — ...`). */
@@ -110,7 +110,7 @@ describe('the quick start, run as written in a fresh npm init -y project', { tim
     );
     expect([...files.keys()]).toEqual(['tools/shout.ts', 'host.ts']);
     for (const block of [setup!, ...files.values(), 'node host.ts\n', 'npm install -D tsx\nnpx tsx host.ts\n'])
-      expect(readme).toContain('\n' + block + '```');
+      expect(readme).toContain(`\n${block}\`\`\``);
   });
 
   test('npm init -y wrote a CommonJS package; the quick start made it a module', async () => {

@@ -21,6 +21,7 @@ export default defineTool({
   annotations: { openWorldHint: true },
   async execute({ mode }) {
     switch (mode) {
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: process.exit() does not return.
       case 'crash':
         process.exit(1);
       case 'throw':

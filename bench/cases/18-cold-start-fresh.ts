@@ -117,7 +117,7 @@ function serveFirstList(project: ColdProject, serveScript: string): Promise<numb
         ? resolve(listedAt)
         : reject(new Error(`case 18: serve exited ${code} before tools/list: ${stderr}`)),
     );
-    child.stdin.write(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
+    child.stdin.write(`${requests.map((request) => JSON.stringify(request)).join('\n')}\n`);
   });
 }
 

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { packageVersion } from './package-version.ts';
 import { piPackage } from './pi.ts';
+
+export { packageVersion };
 import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
 
 export interface MachineInfo {
@@ -11,15 +14,6 @@ export interface MachineInfo {
   date: string;
   loadAverage: number[];
   versions: Record<string, string>;
-}
-
-export function packageVersion(name: string): string {
-  try {
-    const path = new URL(`../../node_modules/${name}/package.json`, import.meta.url);
-    return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 export function machineInfo(): MachineInfo {

@@ -20,7 +20,7 @@ import {
   type Model,
 } from '@mariozechner/pi-ai';
 import hashTool from '../../tools/hash.ts';
-import { packageVersion } from './machine.ts';
+import { packageVersion } from './package-version.ts';
 import {
   measureToolStep,
   piContent,

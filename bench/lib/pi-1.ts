@@ -11,13 +11,12 @@ import { runAgentLoop, type AgentLoopConfig, type AgentTool, type StreamFn } fro
 import {
   createAssistantMessageEventStream,
   type AssistantMessage,
-  type JsonObject,
   type Message,
   type Model,
 } from '@earendil-works/pi-ai';
 import { int, lit, obj, num, opt, str, union } from '@earendil-works/pi-schema';
 import hashTool from '../../tools/hash.ts';
-import { packageVersion } from './machine.ts';
+import { packageVersion } from './package-version.ts';
 import {
   measureToolStep,
   piContent,

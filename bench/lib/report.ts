@@ -69,6 +69,7 @@ function plain({ header, lines }: Table, skip: number[] = []): string {
 }
 
 function markdown({ header, lines }: Table): string {
+  // biome-ignore lint/suspicious/noShadowRestrictedNames: a local helper; the global escape() is never meant here.
   const escape = (cell: string) => cell.replaceAll('|', '\\|');
   return [
     `| ${header.join(' | ')} |`,

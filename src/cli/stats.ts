@@ -1,5 +1,5 @@
 import type { AgentEndReason, AgentEvent } from '../agent/events.ts';
-import { CallLabels } from './timeline.ts';
+import type { CallLabels } from './timeline.ts';
 import { formatMs, oneLine, type Style } from './terminal.ts';
 
 interface CallStats {

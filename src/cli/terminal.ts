@@ -93,7 +93,7 @@ export class LiveRegion {
 
   print(line: string): void {
     this.endLine();
-    this.out.write(this.#clearCode() + line + '\n' + this.#drawCode());
+    this.out.write(`${this.#clearCode() + line}\n${this.#drawCode()}`);
   }
 
   setLive(lines: string[]): void {

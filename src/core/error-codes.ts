@@ -150,6 +150,7 @@ export class ToolpoolError extends Error {
   }
   static override [Symbol.hasInstance](value: unknown): boolean {
     // Across copies and realms: any branded error is a ToolpoolError (and a ToolpoolTypeError is also one).
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class instanceof was asked about (ToolpoolError or a subclass).
     return this === ToolpoolError ? isToolpoolError(value) : Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }

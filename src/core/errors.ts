@@ -196,7 +196,7 @@ export const McpErrors = {
   couldNotStart: (name: string, message: string) =>
     `createExecutor: MCP server "${name}" could not be started: ${boundText(message, 1000)}`,
   exitedAtStart: (name: string, exit: string, stderr: string) =>
-    `createExecutor: MCP server "${name}" exited (${exit}) before it answered initialize.` + stderrNote(stderr),
+    `createExecutor: MCP server "${name}" exited (${exit}) before it answered initialize.${stderrNote(stderr)}`,
   initializeTimedOut: (name: string, ms: number, what: string) =>
     `createExecutor: MCP server "${name}" did not answer ${what} within ${ms} ms (workers.loadTimeoutMs), so it was stopped. ` +
     'Is it an MCP server speaking on stdout, and does it start that slowly?',

@@ -3,8 +3,8 @@ import { EVERY_TYPE } from '../fixtures/content/every-type.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AssistantMessage, Message } from '../../src/core/messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../../src/core/model.ts';
+import type { Message } from '../../src/core/messages.ts';
+import type { Model, ModelStreamEvent } from '../../src/core/model.ts';
 import { request, run } from '../support/model-run.ts';
 import { anthropicModel } from '../../src/models/anthropic.ts';
 import {

@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AssistantMessage, Message } from '../../src/core/messages.ts';
-import type { Model, ModelRequest, ModelStreamEvent } from '../../src/core/model.ts';
+import type { Message } from '../../src/core/messages.ts';
+import type { Model, ModelStreamEvent } from '../../src/core/model.ts';
 import { request, run } from '../support/model-run.ts';
 import { openaiModel } from '../../src/models/openai.ts';
 import {

@@ -10,7 +10,7 @@ import { openHostChannel } from './host-channel.ts';
 import { keepInspectorClosed } from '../common/inspector-guard.ts';
 import { usePrecompiled } from '../worker/module-compiler.ts';
 import { PoolSet } from '../worker/pool-set.ts';
-import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
+import type { ChildInit, HostToChild } from './process-protocol.ts';
 
 // Before anything else: the tools in this process's workers can signal it.
 keepInspectorClosed();

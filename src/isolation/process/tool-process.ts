@@ -488,7 +488,7 @@ export class ToolProcess {
     if (message.type === 'host-call') return this.#answerHostCall(message, child);
     if (message.type === 'exhausted') return void (child.exhausted = message.openFiles);
     const pending = this.#pending.get(message.id);
-    if (!pending || !pending.accepts.has(message.type)) {
+    if (!pending?.accepts.has(message.type)) {
       return this.#kill(
         ToolErrors.processBrokeProtocol(
           `it sent "${message.type}" for request ${message.id}, which ${pending ? 'expects another reply' : 'is not open'}`,

@@ -276,7 +276,7 @@ function fileTarget(specifier: string, parentURL: string | undefined): string | 
     if (specifier.startsWith('file:')) return fileURLToPath(specifier);
     if (isAbsolute(specifier)) return specifier;
     if (/^\.\.?(\/|$)/.test(specifier))
-      return fileURLToPath(new URL(specifier, parentURL ?? pathToFileURL(process.cwd() + '/').href));
+      return fileURLToPath(new URL(specifier, parentURL ?? pathToFileURL(`${process.cwd()}/`).href));
   } catch {
     return undefined;
   }
