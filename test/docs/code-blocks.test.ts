@@ -28,8 +28,12 @@ const ENTRIES: Record<string, string> = {
 };
 
 /** Free names the short fragments use, as a reader would have them in scope. */
-const GLOBALS = `import type { ToolDefinition, ToolEntry } from 'toolpool';
+const GLOBALS = `import type { Model, ToolCall, ToolDefinition, ToolEntry } from 'toolpool';
 declare global {
+  /** The calls a model asked for. */
+  const calls: ToolCall[];
+  /** A model, as the agent page makes one. */
+  const model: Model;
   /** The tools of a createExecutor call. */
   const tools: ToolEntry[];
   /** A tool definition, spread into defineTool with one option changed. */
