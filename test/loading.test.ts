@@ -121,7 +121,7 @@ describe('bad options', () => {
     [
       'an unknown limit',
       { tools: [], limits: { timeout: 5 } },
-      /unknown option "limits.timeout"; the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/,
+      /unknown option "limits.timeout"; did you mean "limits.timeoutMs"\? the known options of limits are timeoutMs, maxMemoryMb, maxResultBytes, abortGraceMs/,
     ],
     ['a negative limit', { tools: [], limits: { timeoutMs: -1 } }, /timeoutMs must be a positive number/],
     ['a bad worker count', { tools: [], workers: { max: 0 } }, /workers.max must be an integer >= 1/],

@@ -126,10 +126,10 @@ describe('createExecutor rejects, naming the server', () => {
 
   test('a misspelt key, with the known ones', async () => {
     await reject({ mcpServers: { srv: { comand: 'node' } as never } }).toThrow(
-      'createExecutor: unknown option "mcpServers.srv.comand"; the known options of mcpServers.srv are command, args, env, cwd, isolation, permissions, timeoutMs, needsApproval, url, headers',
+      'createExecutor: unknown option "mcpServers.srv.comand"; did you mean "mcpServers.srv.command"? the known options of mcpServers.srv are command, args, env, cwd, isolation, permissions, timeoutMs, needsApproval, url, headers',
     );
     await reject({ mcpServers: { srv: { command: 'node', permissions: { fsread: [] } } as never } }).toThrow(
-      'unknown option "mcpServers.srv.permissions.fsread"; the known options of mcpServers.srv.permissions are fsRead, fsWrite, net',
+      'unknown option "mcpServers.srv.permissions.fsread"; did you mean "mcpServers.srv.permissions.fsRead"? the known options of mcpServers.srv.permissions are fsRead, fsWrite, net',
     );
   });
 
