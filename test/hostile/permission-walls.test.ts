@@ -4,6 +4,7 @@
  * attack's code in a process-tier child whose permissions grant one read
  * and one write folder; the target lies outside both.
  */
+import { pathToFileURL } from 'node:url';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -231,9 +232,10 @@ describe('module resolution probes', () => {
     writeFileSync(join(readRoot, 'granted.cjs'), 'module.exports = "granted module";');
     const run = await runner();
     expect(await run(`return require(${JSON.stringify(join(readRoot, 'granted.cjs'))})`)).toBe('granted module');
-    expect(await run(`return (await import(${JSON.stringify(join(readRoot, 'granted.cjs'))})).default`)).toBe(
-      'granted module',
-    );
+    // A module runs from the content the host compiled (a data: URL), so a dynamic import names a file by its file: URL.
+    expect(
+      await run(`return (await import(${JSON.stringify(pathToFileURL(join(readRoot, 'granted.cjs')).href)})).default`),
+    ).toBe('granted module');
   });
 });
 

@@ -99,7 +99,7 @@ describe('toolpool run --mcp-config', () => {
     ]);
     expect(misspelt.code).toBe(1);
     expect(misspelt.stderr).toMatch(
-      /^toolpool: --mcp-config .*\.json: unknown option "mcpServers\.files\.arg"; the known options of mcpServers\.files are command, args, env/,
+      /^toolpool: --mcp-config .*\.json: unknown option "mcpServers\.files\.arg"; did you mean "mcpServers\.files\.args"\? the known options of mcpServers\.files are command, args, env/,
     );
     const other = join(scratch, 'servers.json');
     writeFileSync(other, JSON.stringify({ servers: {} }));
