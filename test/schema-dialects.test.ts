@@ -71,7 +71,7 @@ describe('dialects', () => {
       call('long', 'point', { at: [1, 'a', 3] }),
     ]);
     expect(results.map((result) => result.isError)).toEqual([false, true, true]);
-    expect(textOf(results[1]!)).toMatch(/at\[0\]: must be number/);
+    expect(textOf(results[1]!)).toMatch(/at\[0\]: must be a number/);
   });
 
   test('a 2019-09 keyword (dependentRequired) is enforced', async () => {
