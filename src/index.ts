@@ -30,8 +30,8 @@ export type { JsonSchema, ToolArgs, ToolParameters } from './core/tool-parameter
 export { createExecutor } from './executor/create-executor.ts';
 export type { Executor, ToolMetadata } from './executor/executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './core/options.ts';
-export type { Permissions } from './isolation/common/permissions.ts';
-export type { EnvOption } from './isolation/common/environment.ts';
+export type { Permissions } from './core/options.ts';
+export type { EnvOption } from './core/options.ts';
 export type { BatchOptions, BatchResult } from './executor/batch.ts';
 export type { RemoteCall, RemoteOutcome, RemoteRunner, RemoteUsage } from './core/remote.ts';
 export type { ApprovalOptions, PendingApproval } from './executor/approval.ts';
