@@ -105,6 +105,8 @@ describe('toolpool/bullmq: stopping work where it runs', () => {
       'Tool timed out after 500 ms (limit timeoutMs); it ignored its signal and was killed after the grace period.',
     );
     expect(machines.map((machine) => machine.pid)).toContain(pid);
+    // After the replacement worker started (its start costs CPU of its own), a loop still running would burn ~0.6 s.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await cpuDuring(pid!, 600)).toBeLessThan(0.25);
     const next = await executor.executeBatch(['a', 'b', 'c'].map((id) => call(id, 'echo', { text: id })));
     expect(next.results.every((message) => !message.isError)).toBe(true);
@@ -121,6 +123,8 @@ describe('toolpool/bullmq: stopping work where it runs', () => {
     expect(textOf(result)).toBe(
       'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
     );
+    // After the replacement worker started (its start costs CPU of its own), a loop still running would burn ~0.6 s.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await cpuDuring(pid!, 600)).toBeLessThan(0.25);
   });
 
