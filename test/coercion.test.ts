@@ -3,9 +3,11 @@ import { coerceValue } from '../src/tools/coercion.ts';
 import { defineTool } from '../src/index.ts';
 import typeboxTypes from './fixtures/coercion/typebox-types.ts';
 import unionShapesTool, { argumentHash, unionShapes } from './fixtures/coercion/union-shapes.ts';
-import { call, fixture, textOf, useExecutors } from './support/executors.ts';
+import { call, fixture, textOf, useExecutors, useSharedExecutors } from './support/executors.ts';
 
 const createExecutor = useExecutors();
+/** One executor per tool form and coercion setting: each test is one call on it. */
+const sharedExecutor = useSharedExecutors();
 
 /**
  * Coercion forgives the model's common mistakes and invents nothing
@@ -55,9 +57,9 @@ const forms = [
   { form: 'Zod module (worker)', name: 'zod_types', tool: fixture('coercion/zod-types.ts') as unknown },
 ];
 
-describe.each(forms)('arguments of a $form tool', ({ name, tool }) => {
-  async function run(args: Record<string, unknown>, options: { coerceArguments?: boolean } = {}) {
-    const executor = await createExecutor({ tools: [tool as string], ...options });
+describe.each(forms)('arguments of a $form tool', ({ form, name, tool }) => {
+  async function run(args: Record<string, unknown>, { coerceArguments = true }: { coerceArguments?: boolean } = {}) {
+    const executor = await sharedExecutor(`${form} ${coerceArguments}`, { tools: [tool as string], coerceArguments });
     const { results } = await executor.executeBatch([call('1', name, args)]);
     return results[0]!;
   }
@@ -216,11 +218,11 @@ describe.each([
     name: 'zod_unions',
     schema: zodUnions,
   },
-])('valid arguments arrive intact: $form', ({ tool, name, schema }) => {
+])('valid arguments arrive intact: $form', ({ form, tool, name, schema }) => {
   test.each(SEEDS)('seed %i: every valid value reaches execute unchanged', async (seed) => {
     const next = random(seed);
     const sent = Array.from({ length: CALLS_PER_SEED }, () => validValue(schema, next) as Record<string, unknown>);
-    const executor = await createExecutor({ tools: [tool as string] });
+    const executor = await sharedExecutor(form, { tools: [tool as string] });
     const { results } = await executor.executeBatch(sent.map((args, index) => call(String(index), name, args)));
     const changed = results.flatMap((result, index) =>
       textOf(result) === argumentHash(sent[index]) ? [] : [{ sent: sent[index], got: textOf(result) }],

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { createExecutor, type Executor, type ExecutorOptions, type ToolEvent } from '../../src/index.ts';
 import type { ToolCall, ToolResultMessage } from '../../src/core/tool.ts';
 
@@ -15,6 +15,25 @@ export function useExecutors(): (options: ExecutorOptions) => Promise<Executor> 
   return async (options) => {
     const executor = await createExecutor(options);
     open.push(executor);
+    return executor;
+  };
+}
+
+/**
+ * createExecutor once per key for the whole file or describe block it is
+ * called in, closed after it: tests that each make a call on the same tools
+ * start their workers once, not once per test.
+ */
+export function useSharedExecutors(): (key: string, options: ExecutorOptions) => Promise<Executor> {
+  const open = new Map<string, Promise<Executor>>();
+  afterAll(async () => {
+    const executors = await Promise.allSettled(open.values());
+    open.clear();
+    await Promise.all(executors.map((made) => (made.status === 'fulfilled' ? made.value.close() : undefined)));
+  });
+  return (key, options) => {
+    let executor = open.get(key);
+    if (!executor) open.set(key, (executor = createExecutor(options)));
     return executor;
   };
 }
