@@ -38,6 +38,7 @@ import { disableInspector } from './no-inspector.ts';
 import { holdPermissionWalls } from './permission-walls.ts';
 import { isPromise, postOnPort, promiseThen } from './primordials.ts';
 import { realmChange, resetRealmBaseline } from './realm-integrity.ts';
+import { trackOpenedFiles } from './opened-files.ts';
 import { RunningCall } from './running-call.ts';
 import { describeModule, loadedToolByKey, loadTool, toolKey } from './tool-loader.ts';
 
@@ -67,6 +68,14 @@ port.on('message', onHostMessage);
 /** Taken before any tool code runs, like the primordials. */
 const channelListeners = port.listenerCount.bind(port);
 
+/**
+ * Files calls may leave open in one worker before it is retired (Node closes
+ * a worker's `fs.open` descriptors when its thread ends: piscina keeps
+ * `trackUnmanagedFds` on): a tool may keep a file open across its calls, but
+ * one that leaks a descriptor per call must not exhaust the process's.
+ */
+const MAX_FILES_LEFT_OPEN = 32;
+
 /** Set once a call left something behind or changed the realm: this worker takes no further call. */
 let retiring: string | undefined;
 const hostReplies = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
@@ -74,6 +83,7 @@ let nextHostCall = 1;
 
 trackLeftovers(currentCall);
 trackAtomicWaits(currentCall);
+const openedFiles = trackOpenedFiles(() => currentCall.getStore() !== undefined);
 disableInspector();
 holdPermissionWalls();
 process.on('uncaughtException', attributeToCall);
@@ -302,6 +312,8 @@ function send(call: RunningCall, message: ResultMessage): undefined | Promise<un
   if (changed) return retireAfter(message, changed);
   const live = liveLeftovers(call);
   if (live.certain > 0) return retireAfter(message, `the call left ${live.certain} timer(s) or wait(s) pending`);
+  if (openedFiles.leftOpenByCalls > MAX_FILES_LEFT_OPEN)
+    return retireAfter(message, `its calls left ${openedFiles.leftOpenByCalls} files open`);
   post(message);
   if (live.uncertain === 0) return undefined;
   // Looked at again once destroy hooks have run.
