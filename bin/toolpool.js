@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+const FORCED_EXIT = 'toolpool: something still held the process 2 s after the command ended; exiting anyway';
 const source = new URL('../src/cli/main.ts', import.meta.url);
 let entry;
 if (existsSync(fileURLToPath(source))) {
@@ -19,5 +20,8 @@ if (existsSync(fileURLToPath(source))) {
 const { main } = await import(entry);
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
-// Everything is closed by now; should a stray handle remain, do not hang.
-setTimeout(() => process.exit(code), 2000).unref();
+// Everything is closed by now; should a stray handle remain, do not hang, and say so (it is a bug of toolpool's).
+setTimeout(() => {
+  process.stderr.write(`${FORCED_EXIT}\n`);
+  process.exit(code);
+}, 2000).unref();

@@ -38,6 +38,14 @@ afterEach(async () => {
 });
 afterAll(() => redis?.stop());
 
+/**
+ * Closing with Redis away must not wait for Redis (ioredis would retry for
+ * ever): it returns in well under a second on a quiet machine. The bound is
+ * generous so that a loaded machine does not fail it; an unbounded close
+ * still does.
+ */
+const CLOSE_BOUND_MS = 10_000;
+
 describe('toolpool/bullmq: Redis unreachable', () => {
   test('a host whose Redis never answers: calls end with an error naming the queue and Redis; close() returns', async () => {
     const executor = await host('redis://127.0.0.1:1', 'nowhere');
@@ -47,7 +55,7 @@ describe('toolpool/bullmq: Redis unreachable', () => {
       /^Not run: Redis at redis:\/\/127\.0\.0\.1:1 \(BullMQ queue "nowhere"\) is unreachable \(.*ECONNREFUSED.*\), so the call could not be sent/,
     );
     open.splice(0);
-    expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
+    expect((await timed(() => executor.close())).ms).toBeLessThan(CLOSE_BOUND_MS);
   });
 
   test('Redis stops while a call runs and before the next: both end with bounded errors, and close() returns', async () => {
@@ -75,7 +83,7 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     expect(again).toBe('x');
     await redis.stop();
     open.splice(0);
-    expect((await timed(() => executor.close())).ms).toBeLessThan(2_000);
+    expect((await timed(() => executor.close())).ms).toBeLessThan(CLOSE_BOUND_MS);
     // The worker machine, Redis still away, stops on SIGTERM and exits 0.
     expect(machine.stderrText).toMatch(
       /toolpool worker: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(.*\); reconnecting, calls wait until it is back/,
@@ -92,7 +100,7 @@ describe('toolpool/bullmq: Redis unreachable', () => {
     open.push(executor);
     const server = serveQueue(executor, { connection: 'redis://127.0.0.1:1', queue: 'nowhere' });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await timed(() => server.close())).ms).toBeLessThan(2_000);
+    expect((await timed(() => server.close())).ms).toBeLessThan(CLOSE_BOUND_MS);
   });
 
   test('a queue no worker machine serves: the call is taken off the queue and ends with an error saying so', async () => {

@@ -27,7 +27,7 @@ describe.each(['worker', 'process'] as const)('%s tier', (isolation) => {
       const executor = await open({ tools: [fixture('leftovers/any-data.ts')], isolation });
       const started = Date.now();
       const { results } = await executor.executeBatch([call('deep', 'any_data', args as never)]);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeLessThan(10_000); // at once on a quiet machine; generous for a loaded one
       expect(textOf(results[0]!)).toMatch(/arguments for tool "any_data" nest deeper than 1000 levels/);
       const next = await executor.executeBatch([call('next', 'any_data', { data: { a: { b: 1 } } })]);
       expect(textOf(next.results[0]!)).toBe('depth 2');

@@ -128,7 +128,7 @@ test('the process exits by itself after close() when a thread was left blocked i
   const run = await runInChild('leftovers.ts', 'atomics-wait-later');
   expect(run.code).toBe(0);
   expect(JSON.parse(run.stdout)).toMatchObject({ attack: 'returned', next: 'ok served' });
-  expect(JSON.parse(run.stdout).closeMs).toBeLessThan(5_000);
+  expect(JSON.parse(run.stdout).closeMs).toBeLessThan(10_000); // ~2 s on a quiet machine; generous for a loaded one
 }, 90_000);
 
 test('the process exits by itself after close() when a call left an interval running', async () => {

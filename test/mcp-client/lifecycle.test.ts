@@ -37,7 +37,7 @@ describe('a call that outlives its time', () => {
         'Tool timed out after 300 ms (limit timeoutMs); toolpool sent notifications/cancelled to MCP server "srv". ' +
           'It did not answer a ping within 300 ms (abortGraceMs), so it was killed with everything it started, and is restarted for later calls.',
       );
-      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(Date.now() - started).toBeLessThan(8_000); // far below a blocked call's own end; generous for a loaded machine
       expect(
         await eventually(
           () => processesWith(marker),
@@ -153,7 +153,7 @@ describe('close()', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closing = Date.now();
     await executor.close();
-    expect(Date.now() - closing).toBeLessThan(3_000);
+    expect(Date.now() - closing).toBeLessThan(8_000); // the call would run 10 s; generous for a loaded machine
     expect(textOf((await running).results[0]!)).toBe('Tool call cancelled: the executor was closed.');
   });
 });

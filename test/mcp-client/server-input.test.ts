@@ -115,7 +115,7 @@ describe('createExecutor rejects, naming the server', () => {
     }).toThrow(
       /^createExecutor: MCP server "mute" did not answer initialize within 500 ms \(workers.loadTimeoutMs\), so it was stopped\./,
     );
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(10_000); // 500 ms and a stop; generous for a loaded machine
     expect(
       await eventually(
         () => processesWith(tag),

@@ -108,6 +108,15 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
+/** Resolves once the child's stderr has ended (all it wrote is in `stderrText`), or after `ms` should something still hold it. */
+export function stderrEnded(child: ChildProcess, ms = 5_000): Promise<void> {
+  if (!child.stderr || child.stderr.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    child.stderr!.once('end', () => (clearTimeout(timer), resolve()));
+  });
+}
+
 /** Processes whose parent is `pid` (the process tier's children, esbuild's service). */
 export function childrenOf(pid: number): number[] {
   const pids: number[] = [];
