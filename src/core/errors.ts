@@ -369,6 +369,8 @@ export const ConfigErrors = {
   moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
+  unknownExecutorEvent: (type: string, known: string[]) =>
+    `executor.on(${JSON.stringify(boundText(type, 100))}, listener): no such event; the events are ${known.join(', ')} (a call's events come through subscribe()).`,
   listenerThrew: (message: string, where: { addedAt?: string; once: boolean }) =>
     `toolpool: an event listener threw: ${message}${where.addedAt ? ` (the listener was subscribed at ${where.addedAt})` : ''}.` +
     (where.once
