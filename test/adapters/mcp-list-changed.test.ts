@@ -5,6 +5,7 @@
  * clients of `toolpool serve` (over HTTP, and in process) are told and list
  * the new tool.
  */
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -72,6 +73,27 @@ describe('an upstream tools/list_changed', () => {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toContain('up_over_http');
     } finally {
+      await client.close();
+    }
+  });
+
+  test('a 2026-07-28 client of toolpool serve hears it on its subscriptions/listen stream, then lists the new tool', async () => {
+    const client = new ClientV2(
+      { name: 'modern', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    let told = deferred();
+    client.setNotificationHandler('notifications/tools/list_changed', () => told.resolve());
+    await client.connect(new HttpTransportV2(new URL(served.url)));
+    const subscription = await client.listen({ toolsListChanged: true });
+    try {
+      expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
+      await client.callTool({ name: 'up_add_tool', arguments: { name: 'modern' } });
+      await told.promise;
+      told = deferred();
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('up_modern');
+    } finally {
+      await subscription.close();
       await client.close();
     }
   });

@@ -1,0 +1,178 @@
+/**
+ * `toolpool serve` speaks the MCP 2026-07-28 revision (through the MCP SDK
+ * v2's own era handling) as well as the 2025 revisions the SDK 1.x clients
+ * use, on one endpoint: an SDK 2.x client pinned to 2026-07-28, a 2.x
+ * client in 'auto' mode and a 1.x client, over HTTP (in process) and over
+ * stdio (`toolpool serve`, one child).
+ */
+import { Type } from '@sinclair/typebox';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { serveOverHttp, type McpHttpHost } from '../../src/adapters/mcp/index.ts';
+import { createExecutor, defineTool, type Executor } from '../../src/index.ts';
+import { bin, root } from '../support/mcp-serve.ts';
+
+const count = defineTool({
+  name: 'count',
+  description: 'Counts to n, with progress',
+  parameters: Type.Object({ n: Type.Integer({ minimum: 1, maximum: 10 }) }),
+  execute: ({ n }, ctx) => {
+    for (let i = 1; i <= n; i++)
+      ctx.onUpdate({ content: [{ type: 'text', text: `${i}/${n}` }], details: { progress: i, total: n } });
+    return { content: [{ type: 'text', text: `counted to ${n}` }] };
+  },
+});
+const fail = defineTool({
+  name: 'fail',
+  description: 'Throws',
+  parameters: Type.Object({}),
+  execute: () => {
+    throw new Error('it broke');
+  },
+});
+const guarded = defineTool({
+  name: 'guarded',
+  description: 'Needs a person',
+  parameters: Type.Object({}),
+  needsApproval: true,
+  execute: () => ({ content: [{ type: 'text', text: 'ran' }] }),
+});
+
+const MODERN = '2026-07-28';
+type Part = { type: string; text?: string };
+const texts = (result: unknown) => (result as { content: Part[] }).content.map((part) => part.text).join('');
+
+let executor: Executor;
+let host: McpHttpHost;
+beforeAll(async () => {
+  executor = await createExecutor({ tools: [count, fail, guarded] });
+  host = await serveOverHttp(executor, { port: 0 });
+});
+afterAll(async () => {
+  await host?.close();
+  await executor?.close();
+});
+
+async function modernClient(mode: 'auto' | { pin: string }) {
+  const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(host.url)));
+  return client;
+}
+
+describe('toolpool serve over HTTP', () => {
+  test(`an SDK 2.x client pinned to ${MODERN}: tools/list, tools/call with progress, an error result, an unknown tool`, async () => {
+    const client = await modernClient({ pin: MODERN });
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['count', 'fail', 'guarded']);
+      expect(tools.find((tool) => tool.name === 'count')!.inputSchema).toMatchObject({
+        type: 'object',
+        required: ['n'],
+      });
+
+      const progress: Array<{ progress: number; total?: number; message?: string }> = [];
+      const counted = await client.callTool(
+        { name: 'count', arguments: { n: '3' } }, // coerced on the host, as for every client
+        { onprogress: (update) => void progress.push(update) },
+      );
+      expect(texts(counted)).toBe('counted to 3');
+      expect(counted.isError).toBeFalsy();
+      expect(progress).toEqual([
+        { progress: 1, total: 3, message: '1/3' },
+        { progress: 2, total: 3, message: '2/3' },
+        { progress: 3, total: 3, message: '3/3' },
+      ]);
+
+      const failed = await client.callTool({ name: 'fail', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(texts(failed)).toContain('it broke');
+
+      const invalid = await client.callTool({ name: 'count', arguments: { n: 99 } });
+      expect(invalid.isError).toBe(true);
+      expect(texts(invalid)).toMatch(/Validation failed for tool "count"/);
+
+      await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+
+      // No input_required yet: a tool that needs a person is refused, saying why and what to do.
+      const guardedResult = await client.callTool({ name: 'guarded', arguments: {} });
+      expect(guardedResult.isError).toBe(true);
+      expect(texts(guardedResult)).toMatch(/2026-07-28 revision.*input_required/s);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("an SDK 2.x client in 'auto' mode negotiates 2026-07-28", async () => {
+    const client = await modernClient('auto');
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      expect(texts(await client.callTool({ name: 'count', arguments: { n: 1 } }))).toBe('counted to 1');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('an SDK 1.x client on the same endpoint speaks 2025-11-25, with a session, as before', async () => {
+    const client = new ClientV1({ name: 'v1-test', version: '1.0.0' });
+    const transport = new HttpTransportV1(new URL(host.url));
+    await client.connect(transport);
+    try {
+      expect(transport.protocolVersion).toBe('2025-11-25');
+      expect(transport.sessionId).toEqual(expect.any(String));
+      const progress: number[] = [];
+      const counted = await client.callTool({ name: 'count', arguments: { n: 2 } }, undefined, {
+        onprogress: (update) => void progress.push(update.progress),
+      });
+      expect(texts(counted)).toBe('counted to 2');
+      expect(progress).toEqual([1, 2]);
+      const failed = await client.callTool({ name: 'fail', arguments: {} });
+      expect(failed.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('toolpool serve over stdio', () => {
+  test(`an SDK 2.x client pinned to ${MODERN}: tools/list, tools/call with progress, an error result, an unknown tool`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpool-modern-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'serve', '--tools', 'tools/calculator.ts', '--tools', 'test/fixtures/served/meet.ts'],
+      cwd: root,
+      stderr: 'pipe',
+    });
+    const client = new Client(
+      { name: 'v2-stdio', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    try {
+      await client.connect(transport);
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['calculator', 'meet']);
+      expect(texts(await client.callTool({ name: 'calculator', arguments: { expression: '6 * 7' } }))).toBe(
+        '6 * 7 = 42',
+      );
+      const progress: Array<{ progress: number; message?: string }> = [];
+      const met = await client.callTool(
+        { name: 'meet', arguments: { dir, who: 'ann', count: 1 } },
+        { onprogress: (update) => void progress.push(update) },
+      );
+      expect(texts(met)).toBe('ann met ann');
+      expect(progress).toEqual([{ progress: 1, message: 'ann arrived' }]);
+      const failed = await client.callTool({ name: 'calculator', arguments: { expression: '1 +' } });
+      expect(failed.isError).toBe(true);
+      await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    } finally {
+      await client.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000); // one child start: generous for a loaded machine
+});
