@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { serveOverHttp, type McpHttpHost } from '../../src/adapters/mcp/index.ts';
-import { createExecutor, defineTool, type Executor } from '../../src/index.ts';
+import { createExecutor, defineTool, type Executor, type ToolResult } from '../../src/index.ts';
+import { deferred } from '../support/executors.ts';
 import { bin, root } from '../support/mcp-serve.ts';
 
 const count = defineTool({
@@ -44,6 +45,22 @@ const guarded = defineTool({
   execute: () => ({ content: [{ type: 'text', text: 'ran' }] }),
 });
 
+let stopped = deferred<string>();
+let waiting = deferred();
+const wait = defineTool({
+  name: 'wait',
+  description: 'Waits until its signal fires',
+  parameters: Type.Object({}),
+  execute: (_args, ctx) =>
+    new Promise<ToolResult>((resolve) => {
+      waiting.resolve();
+      ctx.signal.addEventListener('abort', () => {
+        stopped.resolve(String(ctx.signal.reason ?? 'aborted'));
+        resolve({ content: [{ type: 'text', text: 'stopped' }] });
+      });
+    }),
+});
+
 const MODERN = '2026-07-28';
 type Part = { type: string; text?: string };
 const texts = (result: unknown) => (result as { content: Part[] }).content.map((part) => part.text).join('');
@@ -51,7 +68,7 @@ const texts = (result: unknown) => (result as { content: Part[] }).content.map((
 let executor: Executor;
 let host: McpHttpHost;
 beforeAll(async () => {
-  executor = await createExecutor({ tools: [count, fail, guarded] });
+  executor = await createExecutor({ tools: [count, fail, guarded, wait] });
   host = await serveOverHttp(executor, { port: 0 });
 });
 afterAll(async () => {
@@ -71,7 +88,7 @@ describe('toolpool serve over HTTP', () => {
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['count', 'fail', 'guarded']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['count', 'fail', 'guarded', 'wait']);
       expect(tools.find((tool) => tool.name === 'count')!.inputSchema).toMatchObject({
         type: 'object',
         required: ['n'],
@@ -109,6 +126,22 @@ describe('toolpool serve over HTTP', () => {
     }
   });
 
+  test(`${MODERN}: a call the client cancels (its request aborted) stops the tool through its signal`, async () => {
+    const client = await modernClient({ pin: MODERN });
+    stopped = deferred<string>();
+    waiting = deferred();
+    try {
+      const cancel = new AbortController();
+      const call = client.callTool({ name: 'wait', arguments: {} }, { signal: cancel.signal });
+      await waiting.promise;
+      cancel.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      expect(await stopped.promise).toEqual(expect.any(String));
+    } finally {
+      await client.close();
+    }
+  });
+
   test("an SDK 2.x client in 'auto' mode negotiates 2026-07-28", async () => {
     const client = await modernClient('auto');
     try {
@@ -140,10 +173,18 @@ describe('toolpool serve over HTTP', () => {
   });
 });
 
+/**
+ * The SDK's own StdioClientTransport probes the revision on a sibling
+ * process it starts and drops (one more `toolpool serve` start per
+ * connect); a subclass probes on its own connection, so one child serves
+ * the whole test.
+ */
+class InPlaceStdio extends StdioClientTransport {}
+
 describe('toolpool serve over stdio', () => {
   test(`an SDK 2.x client pinned to ${MODERN}: tools/list, tools/call with progress, an error result, an unknown tool`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolpool-modern-'));
-    const transport = new StdioClientTransport({
+    const transport = new InPlaceStdio({
       command: process.execPath,
       args: [bin, 'serve', '--tools', 'tools/calculator.ts', '--tools', 'test/fixtures/served/meet.ts'],
       cwd: root,
