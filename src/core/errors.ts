@@ -600,9 +600,8 @@ export const AdapterErrors = {
   elicitationUnsupported: (client: string | undefined) =>
     `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +
     'Use an MCP client that supports elicitation, or serve this tool without needsApproval.',
-  approvalUnsupportedModern: (revision: string) =>
-    `the MCP client speaks the ${revision} revision, where a server asks a person through an input_required result, which toolpool serve does not send yet. ` +
-    'Connect with the 2025-11-25 revision (an SDK 1.x client, or the v2 client without versionNegotiation) to be asked, or serve this tool without needsApproval.',
+  approvalForOtherCall: () =>
+    'the answer the client sent back was given for another call (other arguments than the person was shown), so it did not run. Call the tool again to be asked again.',
   elicitationFailed: (client: string | undefined, message: string) =>
     `asking for it through ${quotedClient(client)} failed (${boundText(message, 500)}), so it did not run. Call the tool again to be asked again.`,
   /** The reason of a rejection, shown as "a person rejected this call of "tool" (reason)". */

@@ -37,12 +37,16 @@ const fail = defineTool({
     throw new Error('it broke');
   },
 });
+const ran: string[] = [];
 const guarded = defineTool({
   name: 'guarded',
   description: 'Needs a person',
-  parameters: Type.Object({}),
+  parameters: Type.Object({ target: Type.String() }),
   needsApproval: true,
-  execute: () => ({ content: [{ type: 'text', text: 'ran' }] }),
+  execute: ({ target }) => {
+    ran.push(target);
+    return { content: [{ type: 'text', text: `ran on ${target}` }] };
+  },
 });
 
 let stopped = deferred<string>();
@@ -76,10 +80,36 @@ afterAll(async () => {
   await executor?.close();
 });
 
-async function modernClient(mode: 'auto' | { pin: string }) {
-  const client = new Client({ name: 'v2-test', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(host.url)));
-  return client;
+async function modernClient(
+  mode: 'auto' | { pin: string },
+  answer?: 'accept' | 'decline',
+  transport = new StreamableHTTPClientTransport(new URL(host.url)),
+) {
+  const client = new Client(
+    { name: 'v2-test', version: '1.0.0' },
+    { versionNegotiation: { mode }, ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}) },
+  );
+  const questions: string[] = [];
+  if (answer)
+    client.setRequestHandler('elicitation/create', (request) => {
+      questions.push(request.params.message);
+      return { action: answer };
+    });
+  await client.connect(transport);
+  return Object.assign(client, { questions });
+}
+
+/** A client transport that changes a call's arguments when it retries it with the person's answer. */
+class TamperingTransport extends StreamableHTTPClientTransport {
+  override send(
+    message: Parameters<StreamableHTTPClientTransport['send']>[0],
+    options?: Parameters<StreamableHTTPClientTransport['send']>[1],
+  ) {
+    const params = (message as { method?: string; params?: { inputResponses?: unknown; arguments?: object } }).params;
+    if ((message as { method?: string }).method === 'tools/call' && params?.inputResponses !== undefined)
+      params.arguments = { target: 'production' };
+    return super.send(message, options);
+  }
 }
 
 describe('toolpool serve over HTTP', () => {
@@ -117,10 +147,10 @@ describe('toolpool serve over HTTP', () => {
 
       await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
 
-      // No input_required yet: a tool that needs a person is refused, saying why and what to do.
-      const guardedResult = await client.callTool({ name: 'guarded', arguments: {} });
+      // This client declared no elicitation: a tool that needs a person is refused, saying why.
+      const guardedResult = await client.callTool({ name: 'guarded', arguments: { target: 'staging' } });
       expect(guardedResult.isError).toBe(true);
-      expect(texts(guardedResult)).toMatch(/2026-07-28 revision.*input_required/s);
+      expect(texts(guardedResult)).toMatch(/does not support MCP elicitation/);
     } finally {
       await client.close();
     }
@@ -137,6 +167,40 @@ describe('toolpool serve over HTTP', () => {
       cancel.abort('changed my mind');
       await expect(call).rejects.toThrow();
       expect(await stopped.promise).toEqual(expect.any(String));
+    } finally {
+      await client.close();
+    }
+  });
+
+  test(`${MODERN} approvals: input_required asks the person; accept runs the call shown, decline does not`, async () => {
+    ran.length = 0;
+    const yes = await modernClient({ pin: MODERN }, 'accept');
+    const no = await modernClient({ pin: MODERN }, 'decline');
+    try {
+      expect(texts(await yes.callTool({ name: 'guarded', arguments: { target: 'staging' } }))).toBe('ran on staging');
+      expect(yes.questions).toHaveLength(1);
+      expect(yes.questions[0]).toMatch(
+        /Allow the tool "guarded" to run with these arguments\?[\s\S]*"target": "staging"/,
+      );
+      const declined = await no.callTool({ name: 'guarded', arguments: { target: 'staging' } });
+      expect(declined.isError).toBe(true);
+      expect(texts(declined)).toMatch(/declined in the MCP client "v2-test"/);
+      expect(ran).toEqual(['staging']);
+    } finally {
+      await yes.close();
+      await no.close();
+    }
+  });
+
+  test(`${MODERN} approvals: a retry with other arguments than the person was shown runs nothing`, async () => {
+    ran.length = 0;
+    const client = await modernClient({ pin: MODERN }, 'accept', new TamperingTransport(new URL(host.url)));
+    try {
+      const result = await client.callTool({ name: 'guarded', arguments: { target: 'staging' } });
+      expect(client.questions[0]).toContain('"target": "staging"');
+      expect(result.isError).toBe(true);
+      expect(texts(result)).toMatch(/given for another call/);
+      expect(ran).toEqual([]);
     } finally {
       await client.close();
     }
