@@ -47,7 +47,15 @@ export type {
   BeforeToolCallHook,
   BeforeToolCallResult,
 } from './core/hooks.ts';
-export type { Listener, ToolEndEvent, ToolEvent, ToolStartEvent, ToolUpdateEvent } from './core/events.ts';
+export type {
+  ExecutorEvents,
+  Listener,
+  ToolEndEvent,
+  ToolEvent,
+  ToolsChangedEvent,
+  ToolStartEvent,
+  ToolUpdateEvent,
+} from './core/events.ts';
 export { ERROR_CODES, ToolpoolError, ToolpoolTypeError, isToolpoolError } from './core/error-codes.ts';
 export type { ErrorCode, ToolErrorCode, ToolpoolErrorCode } from './core/error-codes.ts';
 export type { AssistantMessage, Message, StopReason, ToolCallContent, Usage, UserMessage } from './core/messages.ts';

@@ -369,6 +369,8 @@ export const ConfigErrors = {
   moreProblems: (count: number) => `and ${count} more problems`,
   wrongOption: (field: string, expected: string, received: string) => `${field} must be ${expected} (got ${received})`,
   closed: () => 'This executor is closed; create a new one with createExecutor().',
+  unknownExecutorEvent: (type: string, known: string[]) =>
+    `executor.on(${JSON.stringify(boundText(type, 100))}, listener): no such event; the events are ${known.join(', ')} (a call's events come through subscribe()).`,
   listenerThrew: (message: string, where: { addedAt?: string; once: boolean }) =>
     `toolpool: an event listener threw: ${message}${where.addedAt ? ` (the listener was subscribed at ${where.addedAt})` : ''}.` +
     (where.once
@@ -589,6 +591,7 @@ export const AdapterErrors = {
   httpSessionNotFound: () =>
     'Session not found: it was closed or never existed. Start a new session with an initialize request.',
   httpFailed: (message: string) => `The MCP request failed: ${message}`,
+  httpBodyTooLarge: (limit: number) => `Payload Too Large: a request body may have at most ${limit} bytes.`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
   bullmqMissing: (message: string) =>
@@ -597,6 +600,8 @@ export const AdapterErrors = {
   elicitationUnsupported: (client: string | undefined) =>
     `${quotedClient(client)} cannot ask for it: the client does not support MCP elicitation (form mode), which is how toolpool asks. ` +
     'Use an MCP client that supports elicitation, or serve this tool without needsApproval.',
+  approvalForOtherCall: () =>
+    'the answer the client sent back was given for another call (other arguments than the person was shown), so it did not run. Call the tool again to be asked again.',
   elicitationFailed: (client: string | undefined, message: string) =>
     `asking for it through ${quotedClient(client)} failed (${boundText(message, 500)}), so it did not run. Call the tool again to be asked again.`,
   /** The reason of a rejection, shown as "a person rejected this call of "tool" (reason)". */

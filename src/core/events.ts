@@ -75,6 +75,27 @@ export interface ToolEndEvent {
 
 export type ToolEvent = ToolStartEvent | ToolUpdateEvent | ToolEndEvent;
 
+/**
+ * The executor's tool set changed while it runs: an MCP server it uses
+ * announced `notifications/tools/list_changed` and listed its tools again.
+ * `executor.definitions` (and the next batch) already show the new set
+ * when this is delivered. Names are executor tool names.
+ */
+export interface ToolsChangedEvent {
+  type: 'tools_changed';
+  /** Tools that are new. */
+  added: string[];
+  /** Tools that are gone. */
+  removed: string[];
+  /** Tools still there whose definition (description, schema, title, hints) changed. */
+  changed: string[];
+}
+
+/** The executor's events that are not about a call, by type (see `executor.on`). */
+export interface ExecutorEvents {
+  tools_changed: ToolsChangedEvent;
+}
+
 export type Listener<E> = (event: E) => void | Promise<void>;
 
 const DELIVERED: Promise<void> = Promise.resolve();

@@ -7,7 +7,13 @@ import {
 } from './approval.ts';
 import { BatchRun, checkBatchOptions, checkToolCalls, type BatchOptions, type BatchResult } from './batch.ts';
 import { ConfigErrors } from '../core/errors.ts';
-import { OrderedEmitter, type Listener, type ToolEvent } from '../core/events.ts';
+import {
+  OrderedEmitter,
+  type ExecutorEvents,
+  type Listener,
+  type ToolEvent,
+  type ToolsChangedEvent,
+} from '../core/events.ts';
 import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from '../core/hooks.ts';
 import { definedLimits } from '../tools/tool-info.ts';
 import type { RemoteRunner } from '../core/remote.ts';
@@ -33,7 +39,7 @@ import type {
   ToolLimits,
   ToolSchema,
 } from '../core/tool.ts';
-import { ToolpoolError } from '../core/error-codes.ts';
+import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
 
 export interface Executor {
   /** What to send to a model: `[{ name, description, parameters }]`. */
@@ -43,6 +49,13 @@ export interface Executor {
   /** What clients of the tools (MCP, the AI SDK, UIs) need beyond the definitions, by tool name; never sent to a model. */
   readonly metadata: ReadonlyMap<string, ToolMetadata>;
   subscribe(listener: Listener<ToolEvent>): () => void;
+  /**
+   * Events about the executor rather than a call: `'tools_changed'` comes
+   * after an MCP server announced `notifications/tools/list_changed` and its
+   * tools were listed again, when `definitions` already shows the new set
+   * (delivered in order, like `subscribe`'s events). Returns the unsubscribe.
+   */
+  on<K extends keyof ExecutorEvents>(type: K, listener: Listener<ExecutorEvents[K]>): () => void;
   executeBatch(toolCalls: ToolCall[], options?: BatchOptions): Promise<BatchResult>;
   /**
    * The calls among `toolCalls` that would wait for a person's approval,
@@ -224,8 +237,12 @@ interface ToolView {
 class ToolExecutor implements Executor, PendingCheckable {
   readonly #events = new OrderedEmitter<ToolEvent>();
   readonly #hooks = new HookQueue();
+  readonly #toolsChanged = new OrderedEmitter<ToolsChangedEvent>();
   #view: ToolView;
   #closed = false;
+  /** Each tool's definition as last announced, to say what a list change changed. */
+  #announced: ReadonlyMap<string, string>;
+  #stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly tools: Map<string, RegisteredTool>,
@@ -236,6 +253,8 @@ class ToolExecutor implements Executor, PendingCheckable {
     private readonly source?: ToolSource,
   ) {
     this.#view = this.#makeView();
+    this.#announced = announcedTools(this.#view);
+    this.#stopWatching = source?.onChange(() => this.#announceChange());
   }
 
   // Live: an MCP server's tools/list_changed shows here (the Agent reads the definitions every turn).
@@ -253,6 +272,28 @@ class ToolExecutor implements Executor, PendingCheckable {
 
   subscribe(listener: Listener<ToolEvent>): () => void {
     return this.#events.subscribe(listener);
+  }
+
+  on<K extends keyof ExecutorEvents>(type: K, listener: Listener<ExecutorEvents[K]>): () => void {
+    if (type !== 'tools_changed')
+      throw new ToolpoolTypeError(
+        'TOOLPOOL_ERR_INVALID_OPTION',
+        ConfigErrors.unknownExecutorEvent(String(type), ['tools_changed']),
+      );
+    return this.#toolsChanged.subscribe(listener);
+  }
+
+  /** The source's tools changed: say which executor tools came, went or changed, if any did. */
+  #announceChange(): void {
+    if (this.#closed) return;
+    const now = announcedTools(this.#current());
+    const before = this.#announced;
+    this.#announced = now;
+    const added = [...now.keys()].filter((name) => !before.has(name));
+    const removed = [...before.keys()].filter((name) => !now.has(name));
+    const changed = [...now].flatMap(([name, shown]) => (before.has(name) && before.get(name) !== shown ? [name] : []));
+    if (added.length + removed.length + changed.length === 0) return;
+    void this.#toolsChanged.emit({ type: 'tools_changed', added, removed, changed });
   }
 
   executeBatch(toolCalls: ToolCall[], options: BatchOptions = {}): Promise<BatchResult> {
@@ -296,6 +337,7 @@ class ToolExecutor implements Executor, PendingCheckable {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopWatching?.();
     await Promise.all([this.domains.close(), this.remote?.close(), this.source?.close()]);
   }
 
@@ -342,6 +384,16 @@ class ToolExecutor implements Executor, PendingCheckable {
       metadata: new Map([...tools.values()].map((tool) => [tool.info.name, toolMetadata(tool)] as const)),
     };
   }
+}
+
+/** What a client is shown of each tool (its definition, title and metadata), by name, to compare two tool sets. */
+function announcedTools(view: ToolView): ReadonlyMap<string, string> {
+  return new Map(
+    view.definitions.map((definition) => [
+      definition.name,
+      JSON.stringify([definition, view.labels.get(definition.name), view.metadata.get(definition.name)]),
+    ]),
+  );
 }
 
 function toolMetadata({ info, isolation, moduleHash }: RegisteredTool): ToolMetadata {

@@ -46,8 +46,16 @@ export class McpTools implements ToolSource {
     this.#supervisors = supervisors;
   }
 
+  readonly #listeners = new Set<() => void>();
+
   changed(): void {
     this.#version++;
+    for (const listener of [...this.#listeners]) listener();
+  }
+
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   get version(): number {

@@ -12,5 +12,7 @@ export interface ToolSource {
   readonly version: number;
   /** A change already announced and still being applied: a batch waits for it; undefined when there is none. */
   settled(): Promise<void> | undefined;
+  /** Calls `listener` after each change of `tools` (once the new list is in place); returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
   close(): Promise<void>;
 }

@@ -32,10 +32,10 @@ describe('createMcpServer (in process, over the SDK in-memory transport)', () =>
     return { server, client };
   }
 
-  test('names itself as asked and declares the tools capability only', async () => {
+  test('names itself as asked and declares the tools capability only (with listChanged: the executor says when its tools change)', async () => {
     const { client, server } = await connect();
     expect(client.getServerVersion()).toMatchObject({ name: 'test-tools', version: '9.9.9' });
-    expect(client.getServerCapabilities()).toEqual({ tools: {} });
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
     await server.close();
   });
 

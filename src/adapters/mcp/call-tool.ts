@@ -90,7 +90,9 @@ export const CALL_ID_META = 'toolpool/callId';
  * same pair is answered from the ledger instead of running again. Without
  * them the call is not recorded. Returns the key, nothing, or what is wrong.
  */
-function callKey(meta: Record<string, unknown> | undefined): { runId: string; callId: string } | string | undefined {
+export function callKey(
+  meta: Record<string, unknown> | undefined,
+): { runId: string; callId: string } | string | undefined {
   const runId = meta?.[RUN_ID_META];
   const callId = meta?.[CALL_ID_META];
   if (runId === undefined && callId === undefined) return undefined;

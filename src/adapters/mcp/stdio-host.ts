@@ -1,4 +1,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { createModernServer } from './modern-server.ts';
 import { createMcpServer } from './server.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 
@@ -9,12 +14,21 @@ export interface McpHost {
   close(): Promise<void>;
 }
 
+/** The `_meta` key by which a 2026-07-28 message claims its revision (the per-request envelope). */
+const REVISION_CLAIM = 'io.modelcontextprotocol/protocolVersion';
+
 /**
  * Serves the executor over this process's stdin and stdout (stdout carries
  * only the protocol). The client ends the session by closing our stdin.
+ *
+ * The client's first message decides the revision for the connection: one
+ * that carries the 2026-07-28 envelope (`server/discover`, or a request
+ * with `_meta["io.modelcontextprotocol/protocolVersion"]`) is served by the
+ * MCP SDK v2's own stdio entry (`serveStdio`, see modern-server.ts);
+ * anything else (an `initialize`, as SDK 1.x clients open) by
+ * `createMcpServer` as before.
  */
 export async function serveOverStdio(executor: McpExecutor, options: McpServerOptions = {}): Promise<McpHost> {
-  const server = createMcpServer(executor, options);
   let end!: (reason: string) => void;
   const ended = new Promise<string>((resolve) => (end = resolve));
   const onEnd = () => end('stdin closed');
@@ -22,14 +36,101 @@ export async function serveOverStdio(executor: McpExecutor, options: McpServerOp
   const onStdoutError = (error: Error) => end(`stdout failed (${error.message})`);
   process.stdin.once('end', onEnd).once('close', onEnd);
   process.stdout.on('error', onStdoutError);
-  await server.connect(new StdioServerTransport());
+
+  const wire = new StdioServerTransport();
+  const channel = new Channel(wire);
+  let close: () => Promise<void> = async () => void (await wire.close());
+  const open = (first: JSONRPCMessage): void => {
+    if (hasRevisionClaim(first)) close = serveModern(executor, options, channel);
+    else {
+      const server = createMcpServer(executor, options);
+      void server.connect(channel).catch((error: unknown) => channel.onerror?.(error as Error));
+      close = () => server.close();
+    }
+  };
+  channel.onFirst = open;
+  await wire.start();
   return {
     ended,
     async close() {
       process.stdin.off('end', onEnd).off('close', onEnd);
-      await server.close();
+      await close();
       // Nothing reads stdin any more; let it stop holding the event loop open.
       process.stdin.destroy();
     },
   };
+}
+
+/** A 2026-07-28 connection: the SDK v2's stdio entry over the channel; a change of the tools reaches its listen subscriptions. */
+function serveModern(executor: McpExecutor, options: McpServerOptions, channel: Channel): () => Promise<void> {
+  const servers = new Set<ModernServer>();
+  const handle: StdioServerHandle = serveStdio(
+    () => {
+      const server = createModernServer(executor, options);
+      servers.add(server);
+      return server;
+    },
+    // The opening was modern; a later initialize on the same connection is refused by the entry.
+    { legacy: 'reject', transport: channel as never },
+  );
+  const stop = executor.on?.('tools_changed', () => {
+    for (const server of servers) {
+      if (server.transport) void server.sendToolListChanged().catch(() => undefined);
+    }
+  });
+  return async () => {
+    stop?.();
+    await handle.close();
+  };
+}
+
+function hasRevisionClaim(message: JSONRPCMessage): boolean {
+  if (!('method' in message)) return false;
+  if (message.method === 'server/discover') return true;
+  const meta = (message.params as { _meta?: unknown } | undefined)?._meta;
+  return typeof meta === 'object' && meta !== null && REVISION_CLAIM in meta;
+}
+
+/**
+ * The stdio transport as the server of the connection sees it, once the
+ * first message chose that server: messages that arrive before it started
+ * wait, in order; sending and closing go straight to stdio.
+ */
+class Channel implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Told of the first message, before it is delivered; connects a server to this channel. */
+  onFirst?: (message: JSONRPCMessage) => void;
+  #started = false;
+  #waiting: JSONRPCMessage[] = [];
+
+  constructor(private readonly wire: StdioServerTransport) {
+    wire.onmessage = (message) => this.#receive(message);
+    wire.onclose = () => this.onclose?.();
+    wire.onerror = (error) => this.onerror?.(error);
+  }
+
+  async start(): Promise<void> {
+    this.#started = true;
+    for (const message of this.#waiting.splice(0)) this.onmessage?.(message);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.wire.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.wire.close();
+  }
+
+  #receive(message: JSONRPCMessage): void {
+    const first = this.onFirst;
+    if (first) {
+      this.onFirst = undefined;
+      first(message);
+    }
+    if (this.#started) this.onmessage?.(message);
+    else this.#waiting.push(message);
+  }
 }

@@ -4,8 +4,13 @@ import type { Executor } from '../../index.ts';
 // on the helpers (tool-list.ts, call-tool.ts, ...), and both use these, so
 // they live below both.
 
-/** What the MCP server needs of an executor: its tools, what it knows about them, and `executeBatch`. */
-export type McpExecutor = Pick<Executor, 'definitions' | 'labels' | 'metadata' | 'executeBatch'>;
+/**
+ * What the MCP server needs of an executor: its tools, what it knows about
+ * them, and `executeBatch`; with `on`, a change of its tools reaches the
+ * clients as `notifications/tools/list_changed`.
+ */
+export type McpExecutor = Pick<Executor, 'definitions' | 'labels' | 'metadata' | 'executeBatch'> &
+  Partial<Pick<Executor, 'on'>>;
 
 export interface McpServerOptions {
   /** The server name clients show (default "toolpool"). */
