@@ -271,9 +271,10 @@ class ToolExecutor implements Executor, PendingCheckable {
   #ownVersion = 0;
 
   /** What a call of these tools waits for first: the describe of those only listed so far. */
-  #confirmed(names: Iterable<string>): Promise<unknown> | undefined {
+  #confirmed(calls: readonly ToolCall[]): Promise<unknown> | undefined {
+    // The common case, on every batch: nothing listed is still being read.
     if (this.#confirming.size === 0) return undefined;
-    const waiting = [...new Set(names)].flatMap((name) => this.#confirming.get(name) ?? []);
+    const waiting = [...new Set(calls.map((call) => call.name))].flatMap((name) => this.#confirming.get(name) ?? []);
     return waiting.length > 0 ? Promise.all(waiting) : undefined;
   }
 
@@ -306,7 +307,7 @@ class ToolExecutor implements Executor, PendingCheckable {
     // A tool list change a server announced is in effect before the batch looks up its tools,
     // and a tool listed from the cache is the one its worker described.
     const changing = this.source?.settled();
-    const confirming = this.#confirmed(calls.map((call) => call.name));
+    const confirming = this.#confirmed(calls);
     return changing || confirming
       ? Promise.all([changing, confirming]).then(() => this.#run(calls, options))
       : this.#run(calls, options);
@@ -328,7 +329,7 @@ class ToolExecutor implements Executor, PendingCheckable {
   async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
     if (this.#closed) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ConfigErrors.closed());
     const calls = checkToolCalls(toolCalls);
-    await Promise.all([this.source?.settled(), this.#confirmed(calls.map((call) => call.name))]);
+    await Promise.all([this.source?.settled(), this.#confirmed(calls)]);
     return (await checkApprovals(this.#current().tools, calls, { undecided: 'pause' })).pending;
   }
 
