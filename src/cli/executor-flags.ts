@@ -97,15 +97,19 @@ async function loadExecutor(
   const env = envFlags(command, values);
   const mcpServers = mcpConfig !== undefined ? await readMcpConfig(mcpConfig) : undefined;
   try {
-    return await createExecutor({
-      tools: paths.map((module) => ({ module, options })),
-      ...(mcpServers ? { mcpServers } : {}),
-      // Passed through as given: the executor knows which tiers exist and says so when one does not.
-      ...(values.isolation !== undefined ? { isolation: values.isolation as Isolation } : {}),
-      ...(Object.keys(limits).length > 0 ? { limits } : {}),
-      ...permissions,
-      ...env,
-    });
+    return await createExecutor(
+      {
+        tools: paths.map((module) => ({ module, options })),
+        ...(mcpServers ? { mcpServers } : {}),
+        // Passed through as given: the executor knows which tiers exist and says so when one does not.
+        ...(values.isolation !== undefined ? { isolation: values.isolation as Isolation } : {}),
+        ...(Object.keys(limits).length > 0 ? { limits } : {}),
+        ...permissions,
+        ...env,
+      },
+      // A server is listed at once when its modules are as they were last time; each call waits for its own module.
+      { listFromCache: command === 'serve' },
+    );
   } catch (error) {
     throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), mcpConfig), error);
   }

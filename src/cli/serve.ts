@@ -64,7 +64,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // Listen first: a signal while the tools load still ends in a clean stop, and the "ready" line below means it is heard.
   const stopped = stopSignal();
   // The MCP SDK loads on this thread while the tools' workers start and describe them on theirs.
-  const [mcpLoad, executorLoad] = await Promise.allSettled([loadMcp(), loadExecutor()]);
+  const [mcpLoad, executorLoad] = await Promise.allSettled([loadMcp(port !== undefined), loadExecutor()]);
   // A missing SDK is said first: without it no tool could be served anyway.
   if (mcpLoad.status === 'rejected') {
     if (executorLoad.status === 'fulfilled') await executorLoad.value.close();
@@ -99,21 +99,25 @@ async function startHost(mcp: Mcp, executor: Executor, port: number | undefined)
     return { where: 'stdio', ended: host.ended, close: () => host.close() };
   }
   try {
-    const host = await mcp.http.serveOverHttp(executor, { port });
+    // Loaded with the SDK when a port was given (loadMcp).
+    const host = await mcp.http!.serveOverHttp(executor, { port });
     return { where: host.url, ended: undefined, close: () => host.close() };
   } catch (error) {
     throw runError(`--http ${port}: cannot listen on 127.0.0.1:${port} (${oneLineMessage(error)})`, error);
   }
 }
 
-/** The MCP parts need @modelcontextprotocol/sdk, an optional peer dependency: say how to get it. */
-async function loadMcp() {
+/**
+ * The MCP parts need @modelcontextprotocol/sdk, an optional peer dependency: say how to get it.
+ * The HTTP host (its transport, Hono) only with --http: a stdio server would load it for nothing.
+ */
+async function loadMcp(http: boolean) {
   try {
-    const [stdio, http] = await Promise.all([
+    const [stdio, httpHost] = await Promise.all([
       import('../adapters/mcp/stdio-host.ts'),
-      import('../adapters/mcp/http-host.ts'),
+      http ? import('../adapters/mcp/http-host.ts') : undefined,
     ]);
-    return { stdio, http };
+    return { stdio, http: httpHost };
   } catch (error) {
     throw runError(AdapterErrors.mcpSdkMissing(oneLineMessage(error)), error);
   }

@@ -322,6 +322,10 @@ export const ConfigErrors = {
   moduleFailedToLoad: (module: string, message: string) => `Tool module ${module} failed to load: ${message}`,
   loadTimedOut: (module: string, timeoutMs: number) =>
     `Tool module ${module} did not finish loading within ${timeoutMs} ms (workers.loadTimeoutMs); does it run a loop or wait at import time?`,
+  listedToolNotConfirmed: (module: string) =>
+    `Tool module ${module} was listed from the listing cache and is still being loaded; this call should have waited for it (a toolpool bug).`,
+  listedToolChanged: (module: string, name: string) =>
+    `Tool module ${module} was listed as "${name}" from the listing cache, but its worker now describes another tool; restart the server to list it as it is.`,
   syntaxErrorAt: (message: string, file: string, line: number, column: number) =>
     `${message} (syntax error at ${file}:${line}:${column})`,
   noToolModulesIn: (folder: string) =>

@@ -22,7 +22,7 @@ import { TrustDomains } from '../isolation/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from '../core/options.ts';
 import { checkExecutorOptions } from '../tools/options-check.ts';
 import { PoolSet } from '../isolation/worker/pool-set.ts';
-import { loadEntries, registerTools, type RegisteredTool } from './registry.ts';
+import { loadEntries, registerTools, registerToolsListedFirst, type RegisteredTool } from './registry.ts';
 import { toolEnvironment } from '../isolation/common/environment.ts';
 import { measurePermissionSupport, type Permissions } from '../isolation/common/permissions.ts';
 import { resolveLimits } from '../core/limits.ts';
@@ -99,8 +99,18 @@ export interface ToolMetadata {
 const asyncDispose: typeof Symbol.asyncDispose =
   Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
+/** How toolpool's own commands create an executor, beyond its public options. */
+export interface ExecutorStart {
+  /**
+   * `toolpool serve`: list module tools from the listing cache when their
+   * content hash has an entry (listing-cache.ts), without waiting for their
+   * workers; each call of such a tool waits for its own describe.
+   */
+  listFromCache?: boolean;
+}
+
 /** What `createExecutor` (src/executor/create-executor.ts, which loads this file on first use) runs. */
-export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
+export async function createExecutor(options: ExecutorOptions, start: ExecutorStart = {}): Promise<Executor> {
   const checked = checkOptions(options);
   const entries = await loadEntries(options.tools ?? []);
   // Whether workers are confined by the permission flags on this line is measured once, before any tool is placed.
@@ -120,24 +130,28 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     // Fail fast, with what to install, when the sandbox tier is asked for and bubblewrap cannot start.
     await domains.ready(checked.isolation);
     // The MCP servers start while the tool modules are read.
+    const context = {
+      domains,
+      limits: checked.limits,
+      toolLimits: checked.toolLimits,
+      host: checked.host,
+      isolation: checked.isolation,
+      coerceArguments: checked.coerceArguments,
+      ...(options.remote ? { remote: options.remote } : {}),
+    };
     const [tools, servers] = await Promise.allSettled([
-      registerTools(entries, {
-        domains,
-        limits: checked.limits,
-        toolLimits: checked.toolLimits,
-        host: checked.host,
-        isolation: checked.isolation,
-        coerceArguments: checked.coerceArguments,
-        ...(options.remote ? { remote: options.remote } : {}),
-      }),
+      start.listFromCache
+        ? registerToolsListedFirst(entries, context)
+        : registerTools(entries, context).then((registered) => ({ tools: registered, confirming: undefined })),
       options.mcpServers ? loadMcpTools(options.mcpServers, mcpOptions(checked, options.workers)) : undefined,
     ]);
     mcp = servers.status === 'fulfilled' ? servers.value : undefined;
     if (tools.status === 'rejected') throw tools.reason;
     if (servers.status === 'rejected') throw servers.reason;
-    checkNames(tools.value, mcp, checked.toolLimits);
-    if ([...tools.value.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
-    return new ToolExecutor(tools.value, domains, checked, options.remote, mcp);
+    const { tools: registered, confirming } = tools.value;
+    checkNames(registered, mcp, checked.toolLimits);
+    if ([...registered.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
+    return new ToolExecutor(registered, domains, checked, options.remote, mcp, confirming);
   } catch (error) {
     await Promise.all([domains.close(), mcp?.close(), options.remote?.close()]);
     throw error;
@@ -228,6 +242,8 @@ function workerCounts(workers: WorkerOptions | undefined) {
 interface ToolView {
   /** The tool source's version this view was made from. */
   version: number;
+  /** The executor's own version (listed tools confirmed) this view was made from. */
+  ownVersion: number;
   tools: ReadonlyMap<string, RegisteredTool>;
   definitions: ToolSchema[];
   labels: ReadonlyMap<string, string>;
@@ -251,10 +267,34 @@ class ToolExecutor implements Executor, PendingCheckable {
     private readonly remote: RemoteRunner | undefined,
     /** Tools whose list can change (MCP servers'): the view is made again when it does. */
     private readonly source?: ToolSource,
+    /** Tools listed from the listing cache (`toolpool serve`), by name: their own describe, which swaps them for the tool it read. */
+    confirming?: ReadonlyMap<string, Promise<RegisteredTool>>,
   ) {
+    for (const [name, describing] of confirming ?? []) {
+      this.#confirming.set(
+        name,
+        describing.then((tool) => {
+          this.tools.set(name, tool);
+          this.#confirming.delete(name);
+          this.#ownVersion++;
+        }),
+      );
+    }
     this.#view = this.#makeView();
     this.#announced = announcedTools(this.#view);
     this.#stopWatching = source?.onChange(() => this.#announceChange());
+  }
+
+  /** Listed tools whose describe is still running: a call of one waits for it. */
+  readonly #confirming = new Map<string, Promise<void>>();
+  #ownVersion = 0;
+
+  /** What a call of these tools waits for first: the describe of those only listed so far. */
+  #confirmed(calls: readonly ToolCall[]): Promise<unknown> | undefined {
+    // The common case, on every batch: nothing listed is still being read.
+    if (this.#confirming.size === 0) return undefined;
+    const waiting = [...new Set(calls.map((call) => call.name))].flatMap((name) => this.#confirming.get(name) ?? []);
+    return waiting.length > 0 ? Promise.all(waiting) : undefined;
   }
 
   // Live: an MCP server's tools/list_changed shows here (the Agent reads the definitions every turn).
@@ -305,9 +345,13 @@ class ToolExecutor implements Executor, PendingCheckable {
     } catch (error) {
       return Promise.reject(error);
     }
-    // A tool list change a server announced is in effect before the batch looks up its tools.
+    // A tool list change a server announced is in effect before the batch looks up its tools,
+    // and a tool listed from the cache is the one its worker described.
     const changing = this.source?.settled();
-    return changing ? changing.then(() => this.#run(calls, options)) : this.#run(calls, options);
+    const confirming = this.#confirmed(calls);
+    return changing || confirming
+      ? Promise.all([changing, confirming]).then(() => this.#run(calls, options))
+      : this.#run(calls, options);
   }
 
   #run(calls: ToolCall[], options: BatchOptions): Promise<BatchResult> {
@@ -325,8 +369,9 @@ class ToolExecutor implements Executor, PendingCheckable {
 
   async needsApproval(toolCalls: ToolCall[]): Promise<PendingApproval[]> {
     if (this.#closed) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ConfigErrors.closed());
-    await this.source?.settled();
-    return (await checkApprovals(this.#current().tools, checkToolCalls(toolCalls), { undecided: 'pause' })).pending;
+    const calls = checkToolCalls(toolCalls);
+    await Promise.all([this.source?.settled(), this.#confirmed(calls)]);
+    return (await checkApprovals(this.#current().tools, calls, { undecided: 'pause' })).pending;
   }
 
   /** For `new Agent({ snapshot })`: does a stored pending call match its tool call in the transcript? */
@@ -346,7 +391,8 @@ class ToolExecutor implements Executor, PendingCheckable {
   }
 
   #current(): ToolView {
-    if (this.source && this.source.version !== this.#view.version) this.#view = this.#makeView();
+    if ((this.source?.version ?? 0) !== this.#view.version || this.#ownVersion !== this.#view.ownVersion)
+      this.#view = this.#makeView();
     return this.#view;
   }
 
@@ -374,6 +420,7 @@ class ToolExecutor implements Executor, PendingCheckable {
     const infos = [...tools.values()].map(({ info }) => info);
     return {
       version: this.source?.version ?? 0,
+      ownVersion: this.#ownVersion,
       tools,
       definitions: infos.map((info) => ({
         name: info.name,

@@ -18,10 +18,10 @@ import { strongerIsolation } from '../isolation/strength.ts';
 import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
 import { toolModulesIn } from '../tools/tool-folders.ts';
 import { isTool, type HostFunctions, type Isolation, type Tool, type ToolLimits } from '../core/tool.ts';
-import { compileArgumentValidator } from '../tools/validation.ts';
-import { compileDetailsValidator, type DetailsValidator } from '../tools/output-validation.ts';
+import type { DetailsValidator } from '../tools/output-validation.ts';
 import type { RegisteredTool } from '../tools/registered-tool.ts';
 import { ToolpoolError, ToolpoolTypeError } from '../core/error-codes.ts';
+import { listingKey, readListing, writeListing, type Listing } from './listing-cache.ts';
 
 export type { RegisteredTool };
 
@@ -113,6 +113,10 @@ export async function registerTools(
     ),
   );
   reportSkipped(entries.filter((_, index) => registered[index] === undefined));
+  return uniqueNames(registered);
+}
+
+function uniqueNames(registered: readonly (RegisteredTool | undefined)[]): Map<string, RegisteredTool> {
   const byName = new Map<string, RegisteredTool>();
   for (const tool of registered) {
     if (tool === undefined) continue;
@@ -127,21 +131,140 @@ export async function registerTools(
   return byName;
 }
 
+/**
+ * Ajv and the schema checks around it, loaded when the first validator is
+ * compiled: `toolpool serve` lists tools listed from the cache before that.
+ */
+function validators() {
+  return Promise.all([import('../tools/validation.ts'), import('../tools/output-validation.ts')]).then(
+    ([{ compileArgumentValidator }, { compileDetailsValidator }]) => ({
+      compileArgumentValidator,
+      compileDetailsValidator,
+    }),
+  );
+}
+
+type Validators = Awaited<ReturnType<typeof validators>>;
+
 async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
   const info = describeTool(tool, where);
   const host = hostForInline(context.host);
+  const compile = await validators();
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, { coerce: context.coerceArguments }),
-    ...detailsValidator(info, where),
+    validate: compile.compileArgumentValidator(info.name, where, info.parameters, { coerce: context.coerceArguments }),
+    ...detailsValidator(compile, info, where),
     limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
     runner: {
       prepare: async (raw) => tool.prepareArguments!(raw),
       needsApproval: async (args) => (tool.needsApproval as (args: Record<string, unknown>) => unknown)(args),
       execute: (job) => runInline(tool, job, host),
     },
+  };
+}
+
+/** Tools listed before their workers answered (`toolpool serve`): each name's own describe in this run, which its calls wait for. */
+export interface ListedTools {
+  tools: Map<string, RegisteredTool>;
+  /** By listed name: the tool as this run's worker described it, or one whose calls fail with why it could not be. */
+  confirming: Map<string, Promise<RegisteredTool>>;
+}
+
+/**
+ * Step two for `toolpool serve`: a module whose listing is cached under its
+ * current content hash (listing-cache.ts) is listed from it at once, while
+ * its worker describes it as `registerTools` would; one without is
+ * described first, and its listing stored for the next start. A listed
+ * tool never runs on the cached word: the executor waits for `confirming`
+ * before a call of it looks the tool up, and the confirmed tool replaces it.
+ */
+export async function registerToolsListedFirst(entries: LoadedEntry[], context: RegistryContext): Promise<ListedTools> {
+  const domainFiles = filesByDomain(entries);
+  const confirming = new Map<string, Promise<RegisteredTool>>();
+  const listed = await Promise.all(
+    entries.map(async (entry) => {
+      if ('inline' in entry) return { tool: await registerInline(entry.inline, context) };
+      const domain = context.domains.domain(entry.domain, domainFiles.get(entry.domain)!);
+      const key = listingKey({
+        source: entry.module.source,
+        contentHash: entry.contentHash,
+        ...(entry.module.codeHash !== undefined ? { codeHash: entry.module.codeHash } : {}),
+        ...(entry.module.options !== undefined ? { options: entry.module.options } : {}),
+        isolation: context.isolation,
+      });
+      const cached = key !== undefined ? listedInfo(await readListing(key), entry) : undefined;
+      // A helper module of a tools folder, as it was last time: no tool to list, no worker to start.
+      if (cached === 'skipped') return { tool: undefined };
+      const describing = registerFound(entry, context, domain).then(async (tool) => {
+        if (tool?.info.isolation === 'sandbox') await context.domains.ready('sandbox');
+        if (key !== undefined) await writeListing(key, tool ? { info: tool.info } : { skipped: true });
+        return tool;
+      });
+      if (cached === undefined) return { tool: await describing };
+      const provisional = listedTool(cached, entry, context);
+      return { tool: provisional, confirm: confirmed(describing, provisional, context) };
+    }),
+  );
+  reportSkipped(entries.filter((_, index) => listed[index]!.tool === undefined));
+  const tools = uniqueNames(listed.map((entry) => entry.tool));
+  for (const entry of listed) if (entry.confirm) confirming.set(entry.tool!.info.name, entry.confirm);
+  return { tools, confirming };
+}
+
+/** A cached listing checked as a worker's answer is; undefined (described anew) when it does not pass. */
+function listedInfo(listing: Listing | undefined, entry: ModuleFound): ToolInfo | 'skipped' | undefined {
+  if (listing === undefined) return undefined;
+  if ('skipped' in listing) return entry.folder !== undefined ? 'skipped' : undefined;
+  try {
+    return checkToolInfo(listing.info, `module ${entry.module.source}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tool as listed: its info for tools/list; its calls never reach it (they wait for the confirmed tool), so it can only say so. */
+function listedTool(info: ToolInfo, entry: ModuleFound, context: RegistryContext): RegisteredTool {
+  const where = `module ${entry.module.source}`;
+  return failingTool(info, where, context, ConfigErrors.listedToolNotConfirmed(entry.module.source));
+}
+
+/**
+ * The tool this run's worker described, when it is the one listed (same
+ * name); otherwise (its describe failed, or it now says another name) a
+ * tool whose calls fail saying why.
+ */
+async function confirmed(
+  describing: Promise<RegisteredTool | undefined>,
+  listed: RegisteredTool,
+  context: RegistryContext,
+): Promise<RegisteredTool> {
+  try {
+    const tool = await describing;
+    if (tool !== undefined && tool.info.name === listed.info.name) return tool;
+    return failingTool(
+      listed.info,
+      listed.source,
+      context,
+      ConfigErrors.listedToolChanged(listed.source.replace(/^module /, ''), listed.info.name),
+    );
+  } catch (error) {
+    return failingTool(listed.info, listed.source, context, errorMessage(error));
+  }
+}
+
+function failingTool(info: ToolInfo, where: string, context: RegistryContext, message: string): RegisteredTool {
+  const fail = async (): Promise<never> => {
+    throw new ToolpoolError('TOOLPOOL_ERR_MODULE_LOAD', message);
+  };
+  return {
+    info: { ...info, hasPrepare: false, needsApproval: 'never' },
+    source: where,
+    // Arguments pass as they are: the call fails at execute with the reason, whatever it was given.
+    validate: (args) => ({ ok: true, args }),
+    limits: resolveLimits(hostLimits(context.limits, context.toolLimits, info.name), info.limits),
+    runner: { prepare: fail, needsApproval: fail, execute: fail },
   };
 }
 
@@ -186,6 +309,10 @@ function reportSkipped(skipped: LoadedEntry[]): void {
 async function registerModule(entry: ModuleFound, context: RegistryContext, domain: Domain): Promise<RegisteredTool> {
   let ref = entry.module;
   const where = `module ${ref.source}`;
+  // Ajv loads here while the worker reads the module.
+  const compiling = validators();
+  // Awaited only when the describe succeeds; a failed import then is not left unhandled.
+  compiling.catch(() => undefined);
   // The definition is read where the executor isolates tools; a tool may then ask for a stronger tier.
   let view: DefinitionView;
   try {
@@ -206,15 +333,16 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
   const execute: ToolRunner['execute'] = remote
     ? (job) => remote.execute({ ...job, tool: info.name, moduleHash, isolation })
     : (job) => domain.execute(job, task, isolation);
+  const compile = await compiling;
   return {
     info,
     source: where,
-    validate: compileArgumentValidator(info.name, where, info.parameters, {
+    validate: compile.compileArgumentValidator(info.name, where, info.parameters, {
       untrusted: true,
       revalidatedInWorker: info.schemaVendor !== undefined,
       coerce: context.coerceArguments,
     }),
-    ...detailsValidator(info, where, { untrusted: true }),
+    ...detailsValidator(compile, info, where, { untrusted: true }),
     limits,
     isolation,
     moduleHash,
@@ -227,11 +355,14 @@ async function registerModule(entry: ModuleFound, context: RegistryContext, doma
 }
 
 function detailsValidator(
+  compile: Validators,
   info: ToolInfo,
   where: string,
   trust: { untrusted?: boolean } = {},
 ): { checkDetails?: DetailsValidator } {
-  return info.outputSchema ? { checkDetails: compileDetailsValidator(info.name, where, info.outputSchema, trust) } : {};
+  return info.outputSchema
+    ? { checkDetails: compile.compileDetailsValidator(info.name, where, info.outputSchema, trust) }
+    : {};
 }
 
 async function compileModule(path: string, options?: unknown): Promise<{ module: ModuleTask; contentHash: string }> {
