@@ -54,9 +54,19 @@ export interface McpHttpServer {
   url: string;
   /** Sent with every request (an `Authorization` header, for instance). */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * OAuth for a server that needs it: the MCP SDK's own `OAuthClientProvider`
+   * (from `@modelcontextprotocol/sdk/client/auth.js`), handed to its
+   * Streamable HTTP transport, which discovers the server's authorization
+   * server, registers, gets and refreshes tokens through it.
+   */
+  authProvider?: McpOAuthProvider;
   /** Each call's time limit (default: the executor's `limits.timeoutMs`). */
   timeoutMs?: number;
   needsApproval?: McpApproval;
 }
+
+/** The MCP SDK's `OAuthClientProvider` (a type only: nothing of the SDK is loaded for it). */
+export type McpOAuthProvider = import('@modelcontextprotocol/sdk/client/auth.js').OAuthClientProvider;
 
 export type McpServerConfig = McpStdioServer | McpHttpServer;

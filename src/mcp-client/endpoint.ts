@@ -109,6 +109,7 @@ export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint 
   const transport = new StreamableHTTPClientTransport(plan.url, {
     requestInit: { headers: { ...plan.headers } },
     fetch,
+    ...(plan.authProvider ? { authProvider: plan.authProvider } : {}),
   });
   return {
     transport,

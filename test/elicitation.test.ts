@@ -1,0 +1,168 @@
+/**
+ * ctx.elicit: a tool asks the person mid-call, from every tier (inline,
+ * worker, process, sandbox where bubblewrap works); the host checks the
+ * request, asks `onElicit` one question at a time per call, checks the
+ * answer against the requested schema, and ends the question when the
+ * call is stopped.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createExecutor, type ElicitHandler, type ElicitRequest, type Executor } from '../src/index.ts';
+import { checkSandboxSupport } from '../src/isolation/sandbox/bwrap-support.ts';
+import askTool from './fixtures/elicitation/ask.ts';
+import { call, fixture, textOf } from './support/executors.ts';
+
+// The sandbox tier runs where bubblewrap works; elsewhere its cases are left out (sandbox-tier.test.ts says why).
+const sandboxWorks = await checkSandboxSupport().then(
+  () => true,
+  () => false,
+);
+const TIERS: ('inline' | 'worker' | 'process' | 'sandbox')[] = ['inline', 'worker', 'process'];
+if (sandboxWorks) TIERS.push('sandbox');
+
+/** What onElicit saw, and what it answers: the answer may be replaced per test. */
+const asked: { request: ElicitRequest; toolName: string; callId: string }[] = [];
+let answer: ElicitHandler = () => ({ action: 'accept', content: { name: 'Ada' } });
+
+const executors = new Map<string, Executor>();
+
+beforeAll(async () => {
+  const onElicit: ElicitHandler = (request, context) => {
+    asked.push({ request, toolName: context.toolName, callId: context.callId });
+    return answer(request, context);
+  };
+  for (const tier of TIERS)
+    executors.set(
+      tier,
+      await createExecutor({
+        tools: [tier === 'inline' ? askTool : fixture('elicitation/ask.ts')],
+        ...(tier === 'inline' ? {} : { isolation: tier }),
+        onElicit,
+        workers: { max: 2 },
+      }),
+    );
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([...executors.values()].map((executor) => executor.close()));
+});
+
+async function run(tier: string, mode: string, options = {}) {
+  const { results } = await executors.get(tier)!.executeBatch([call(`c-${mode}`, 'ask', { mode })], options);
+  return results[0]!;
+}
+
+describe.each(TIERS)('ctx.elicit in the %s tier', (tier) => {
+  test('asks onElicit with the checked request and gets the checked answer', async () => {
+    answer = () => ({ action: 'accept', content: { name: 'Ada' } });
+    asked.length = 0;
+    const result = await run(tier, 'form');
+    expect(result.isError).toBe(false);
+    expect(JSON.parse(textOf(result))).toEqual({ action: 'accept', content: { name: 'Ada' } });
+    expect(asked).toEqual([
+      {
+        toolName: 'ask',
+        callId: 'c-form',
+        request: {
+          message: 'Who are you?',
+          requestedSchema: {
+            type: 'object',
+            properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer', minimum: 0, default: 30 } },
+            required: ['name'],
+          },
+        },
+      },
+    ]);
+  });
+
+  test('decline and cancel reach the tool without content', async () => {
+    answer = () => ({ action: 'decline', content: { name: 'ignored' } });
+    expect(JSON.parse(textOf(await run(tier, 'form')))).toEqual({ action: 'decline' });
+  });
+
+  test('an answer that does not fit the form is refused before the tool sees it', async () => {
+    answer = () => ({ action: 'accept', content: { name: 'Ada', age: -3 } });
+    expect(JSON.parse(textOf(await run(tier, 'caught')))).toEqual({
+      code: 'TOOLPOOL_ERR_ELICITATION',
+      message: expect.stringContaining('does not fit the form: /age must be >= 0'),
+    });
+    answer = () => ({ action: 'accept', content: { name: 'Ada', extra: true } });
+    expect(textOf(await run(tier, 'caught'))).toContain('does not fit the form');
+    answer = () => ({ action: 'maybe' }) as never;
+    expect(textOf(await run(tier, 'caught'))).toContain('not accept, decline or cancel');
+  });
+
+  test('a form that is not flat is refused on the host, and onElicit is not asked', async () => {
+    asked.length = 0;
+    expect(JSON.parse(textOf(await run(tier, 'nested-schema')))).toEqual({
+      code: 'TOOLPOOL_ERR_ELICITATION',
+      message: expect.stringContaining('field "address": its type must be'),
+    });
+    expect(asked).toEqual([]);
+  });
+
+  test('one question at a time per call', async () => {
+    // The first answer is held long enough for the second question to cross from the tool's thread or process.
+    answer = () =>
+      new Promise((resolve) => setTimeout(() => resolve({ action: 'accept', content: { name: 'Ada' } }), 300));
+    expect(JSON.parse(textOf(await run(tier, 'twice')))).toEqual({
+      first: { action: 'accept', content: { name: 'Ada' } },
+      second: { code: 'TOOLPOOL_ERR_ELICITATION', message: expect.stringContaining('already asking') },
+    });
+  });
+
+  test('an abort while asking ends the question: the handler sees its signal fire, the tool a rejection', async () => {
+    const controller = new AbortController();
+    let handlerSignal: AbortSignal | undefined;
+    answer = (_request, { signal }) => {
+      handlerSignal = signal;
+      setTimeout(() => controller.abort(), 20);
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('gone'))));
+    };
+    const result = await run(tier, 'until-stopped', { signal: controller.signal });
+    expect(handlerSignal?.aborted).toBe(true);
+    // The tool caught the end of its question and returned at once (it was stopped cooperatively).
+    expect(textOf(result)).toMatch(/TOOLPOOL_ERR_ELICITATION|aborted/);
+  });
+
+  test('a handler that throws: the tool gets the elicitation error with its text', async () => {
+    answer = () => {
+      throw new Error('the terminal is closed');
+    };
+    expect(JSON.parse(textOf(await run(tier, 'caught')))).toEqual({
+      code: 'TOOLPOOL_ERR_ELICITATION',
+      message: expect.stringContaining('the terminal is closed'),
+    });
+  });
+});
+
+describe('without onElicit', () => {
+  test('ctx.elicit rejects with TOOLPOOL_ERR_ELICITATION; uncaught, the error result says how to answer', async () => {
+    const executor = await createExecutor({ tools: [askTool] });
+    try {
+      const { results } = await executor.executeBatch([
+        call('a', 'ask', { mode: 'caught' }),
+        call('b', 'ask', { mode: 'uncaught' }),
+      ]);
+      expect(JSON.parse(textOf(results[0]!))).toEqual({
+        code: 'TOOLPOOL_ERR_ELICITATION',
+        message: expect.stringContaining('no one can answer it here'),
+      });
+      expect(results[1]!.isError).toBe(true);
+      expect(textOf(results[1]!)).toContain('createExecutor({ onElicit })');
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test('a batch may bring its own onElicit (as an Agent or an MCP server does)', async () => {
+    const executor = await createExecutor({ tools: [askTool] });
+    try {
+      const { results } = await executor.executeBatch([call('a', 'ask', { mode: 'form' })], {
+        onElicit: () => ({ action: 'cancel' }),
+      });
+      expect(JSON.parse(textOf(results[0]!))).toEqual({ action: 'cancel' });
+    } finally {
+      await executor.close();
+    }
+  });
+});
