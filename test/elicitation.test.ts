@@ -6,7 +6,18 @@
  * call is stopped.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createExecutor, type ElicitHandler, type ElicitRequest, type Executor } from '../src/index.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpServer } from '../src/adapters/mcp/index.ts';
+import {
+  Agent,
+  createExecutor,
+  scriptedModel,
+  type ElicitHandler,
+  type ElicitRequest,
+  type Executor,
+} from '../src/index.ts';
 import { checkSandboxSupport } from '../src/isolation/sandbox/bwrap-support.ts';
 import askTool from './fixtures/elicitation/ask.ts';
 import { call, fixture, textOf } from './support/executors.ts';
@@ -163,6 +174,76 @@ describe('without onElicit', () => {
       expect(JSON.parse(textOf(results[0]!))).toEqual({ action: 'cancel' });
     } finally {
       await executor.close();
+    }
+  });
+});
+
+describe('under an Agent', () => {
+  test("the Agent's onElicit answers its tools' questions, over the executor's", async () => {
+    const executor = await createExecutor({ tools: [askTool], onElicit: () => ({ action: 'decline' }) });
+    try {
+      const agent = new Agent({
+        model: scriptedModel([{ toolCalls: [{ name: 'ask', arguments: { mode: 'form' } }] }, { text: 'done' }]),
+        executor,
+        onElicit: (_request, { toolName }) => ({ action: 'accept', content: { name: `asked by ${toolName}` } }),
+      });
+      const messages = await agent.prompt('go');
+      const result = messages.find((message) => message.role === 'toolResult');
+      expect(result && JSON.parse(textOf(result))).toEqual({ action: 'accept', content: { name: 'asked by ask' } });
+    } finally {
+      await executor.close();
+    }
+  });
+});
+
+describe('behind serve (createMcpServer), an SDK client answers', () => {
+  async function served(capabilities: ClientCapabilities) {
+    const executor = await createExecutor({ tools: [fixture('elicitation/ask.ts')], workers: { max: 1 } });
+    const server = createMcpServer(executor);
+    const client = new Client({ name: 'elicit-test', version: '1.0.0' }, { capabilities });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    return {
+      client,
+      close: async () => {
+        await client.close();
+        await server.close();
+        await executor.close();
+      },
+    };
+  }
+
+  test("ctx.elicit is the client's elicitation/create, and its answer reaches the tool", async () => {
+    const { client, close } = await served({ elicitation: { form: {} } });
+    try {
+      const seen: unknown[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        seen.push(request.params);
+        return { action: 'accept', content: { name: 'Grace', age: 85 } };
+      });
+      const result = await client.callTool({ name: 'ask', arguments: { mode: 'form' } });
+      expect(result.isError).toBeFalsy();
+      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual({
+        action: 'accept',
+        content: { name: 'Grace', age: 85 },
+      });
+      expect(seen).toEqual([expect.objectContaining({ mode: 'form', message: 'Who are you?' })]);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a client without elicitation: the tool is told no one can answer', async () => {
+    const { client, close } = await served({});
+    try {
+      const result = await client.callTool({ name: 'ask', arguments: { mode: 'caught' } });
+      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual({
+        code: 'TOOLPOOL_ERR_ELICITATION',
+        message: expect.stringContaining('does not support MCP elicitation'),
+      });
+    } finally {
+      await close();
     }
   });
 });
