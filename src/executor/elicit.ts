@@ -1,4 +1,4 @@
-import type { CallElicit, ElicitHandler, ElicitResult } from '../core/elicitation.ts';
+import { elicitErrorCode, type CallElicit, type ElicitHandler, type ElicitResult } from '../core/elicitation.ts';
 import { ToolpoolError } from '../core/error-codes.ts';
 import { ElicitErrors, errorMessage } from '../core/errors.ts';
 import { checkElicitAnswer, checkElicitRequest } from '../tools/elicitation-check.ts';
@@ -35,9 +35,9 @@ export function callElicit(
         Promise.resolve()
           .then(() => handler(request, { toolName, callId, signal }))
           .catch((error: unknown) => {
-            throw signal.aborted
-              ? elicitError(ElicitErrors.ended())
-              : elicitError(ElicitErrors.failed(errorMessage(error)));
+            if (signal.aborted) throw elicitError(ElicitErrors.ended());
+            // A handler's own elicitation error (a client that cannot answer) says it best; anything else is wrapped.
+            throw elicitErrorCode(error) ? error : elicitError(ElicitErrors.failed(errorMessage(error)));
           }),
         new Promise<never>((_, reject) => {
           onAbort = () => reject(elicitError(ElicitErrors.ended()));

@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ElicitHandler } from '../../index.ts';
 import { ElicitErrors } from '../../core/errors.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 import { canAskPerson } from './approval.ts';
 
 /**
@@ -12,7 +13,11 @@ import { canAskPerson } from './approval.ts';
  */
 export function clientAnswers(server: Server, requestId: RequestId, timeoutMs: number): ElicitHandler {
   return async (request, { signal }) => {
-    if (!canAskPerson(server)) throw new Error(ElicitErrors.clientCannotAnswer(server.getClientVersion()?.name));
+    if (!canAskPerson(server))
+      throw new ToolpoolError(
+        'TOOLPOOL_ERR_ELICITATION',
+        ElicitErrors.clientCannotAnswer(server.getClientVersion()?.name),
+      );
     return server.elicitInput(
       { mode: 'form', message: request.message, requestedSchema: request.requestedSchema as never },
       { relatedRequestId: requestId, signal, timeout: timeoutMs },
