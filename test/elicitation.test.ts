@@ -247,3 +247,59 @@ describe('behind serve (createMcpServer), an SDK client answers', () => {
     }
   });
 });
+
+describe('a hostile worker', () => {
+  let executor: Executor;
+  let questions = 0;
+  beforeAll(async () => {
+    executor = await createExecutor({
+      tools: [fixture('elicitation/forged-question.ts')],
+      onElicit: () => {
+        questions++;
+        return new Promise((resolve) => setTimeout(() => resolve({ action: 'accept', content: { a: 'ok' } }), 200));
+      },
+      workers: { max: 1 },
+    });
+  }, 30_000);
+  afterAll(() => executor?.close());
+
+  const attack = async (name: string) =>
+    (await executor.executeBatch([call(name, 'forge_question', { attack: name })])).results[0]!;
+
+  test.each(['frame-without-id', 'question-for-another-call'])(
+    'a forged question frame (%s) retires the worker; no one is asked; the next call runs',
+    async (name) => {
+      questions = 0;
+      const result = await attack(name);
+      expect(result.isError).toBe(true);
+      expect(result.errorCode).toBe('CRASHED');
+      expect(questions).toBe(0);
+      expect(textOf(await attack('huge-message'))).toContain('refused');
+    },
+  );
+
+  test('a request over the bounds is refused on the host before anyone is asked', async () => {
+    questions = 0;
+    expect(textOf(await attack('huge-message'))).toMatch(
+      /refused: ctx\.elicit\(\) refused: "message" has 2000000 characters/,
+    );
+    expect(questions).toBe(0);
+  });
+
+  test('a flood of questions from one call: one is asked, the rest refused', async () => {
+    questions = 0;
+    expect(textOf(await attack('flood'))).toBe('1 answered');
+    expect(questions).toBe(1);
+  });
+
+  test('a field named __proto__ is asked as a field, not a prototype', async () => {
+    questions = 0;
+    const reply = textOf(await attack('proto-schema'));
+    // The field stays a field: the person is asked, and an answer without it fits the form.
+    expect(({} as Record<string, unknown>).type).toBeUndefined();
+    expect(reply).toBe(
+      'refused: ctx.elicit() got an answer it cannot use: the accepted content does not fit the form: (content) must NOT have additional properties.',
+    );
+    expect(questions).toBe(1);
+  });
+});

@@ -66,7 +66,8 @@ export function checkElicitRequest(request: unknown): ElicitRequest | string {
     if (!isText(name) || name.length === 0) return 'a field name is empty or too long';
     const field = checkField(schema.properties[name]);
     if (typeof field === 'string') return `field "${name}": ${field}`;
-    properties[name] = field;
+    // A field named "__proto__" is a field: defined, never assigned (which would set the object's prototype).
+    Object.defineProperty(properties, name, { value: field, enumerable: true, writable: true, configurable: true });
   }
   const checked: ElicitRequest = { message, requestedSchema: { type: 'object', properties } };
   if (schema.required !== undefined) {
