@@ -114,3 +114,30 @@ describe.skipIf(tooOld)('the MCP conformance suite against createExecutor({ mcpS
     180_000,
   );
 });
+
+const OAUTH_CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conformance-client/oauth-client.mts')}"`;
+
+// Authorization: createExecutor with a URL server's authProvider (a test OAuthClientProvider, as the SDK's conformance client
+// writes one). A few of the suite's auth scenarios, one per kind (metadata discovery, client ID metadata documents, scopes,
+// token endpoint authentication), to keep the run short; docs/mcp-client.md says how many pass in all.
+describe.skipIf(tooOld)(
+  'the MCP conformance suite: authorization, against createExecutor({ mcpServers: { s: { url, authProvider } } })',
+  () => {
+    let results: string;
+    beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-auth-'))));
+    afterAll(() => rmSync(results, { recursive: true, force: true }));
+
+    test.each(['auth/metadata-default', 'auth/basic-cimd', 'auth/scope-step-up', 'auth/token-endpoint-auth-post'])(
+      '%s passes',
+      async (scenario) => {
+        const { code, output } = await conformance(
+          ['client', '--command', OAUTH_CLIENT, '--scenario', scenario, '--timeout', '120000'],
+          results,
+        );
+        expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+        expect(code).toBe(0);
+      },
+      180_000,
+    );
+  },
+);
