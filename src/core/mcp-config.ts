@@ -66,7 +66,21 @@ export interface McpHttpServer {
   needsApproval?: McpApproval;
 }
 
-/** The MCP SDK's `OAuthClientProvider` (a type only: nothing of the SDK is loaded for it). */
-export type McpOAuthProvider = import('@modelcontextprotocol/sdk/client/auth.js').OAuthClientProvider;
+/**
+ * The MCP SDK's `OAuthClientProvider`, by its shape: any of the SDK's
+ * providers (or your own implementation of its interface) fits. Written out
+ * here so toolpool's types do not need the SDK, an optional peer dependency;
+ * the SDK's transport calls its other optional methods as it documents.
+ */
+export interface McpOAuthProvider {
+  readonly redirectUrl: string | URL | undefined;
+  readonly clientMetadata: object;
+  clientInformation(): unknown;
+  tokens(): unknown;
+  saveTokens(tokens: never): void | Promise<void>;
+  redirectToAuthorization(authorizationUrl: URL): void | Promise<void>;
+  saveCodeVerifier(codeVerifier: string): void | Promise<void>;
+  codeVerifier(): string | Promise<string>;
+}
 
 export type McpServerConfig = McpStdioServer | McpHttpServer;
