@@ -1,7 +1,6 @@
 import { Ajv } from 'ajv';
 import { serialize } from 'node:v8';
 import type { ElicitField, ElicitRequest, ElicitResult } from '../core/elicitation.ts';
-import { ElicitErrors } from '../core/errors.ts';
 import { compileWithFormats } from './validation.ts';
 
 /**
