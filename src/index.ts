@@ -27,6 +27,7 @@ export type {
   ToolSchema,
 } from './core/tool.ts';
 export type { JsonSchema, ToolArgs, ToolParameters } from './core/tool-parameters.ts';
+export type { ElicitContext, ElicitField, ElicitHandler, ElicitRequest, ElicitResult } from './core/elicitation.ts';
 export { createExecutor } from './executor/create-executor.ts';
 export type { Executor, ToolMetadata } from './executor/executor.ts';
 export type { ExecutorOptions, ModuleEntry, ToolEntry, WorkerOptions } from './core/options.ts';

@@ -9,6 +9,7 @@ export const directContext: ToolContext = {
   signal: new AbortController().signal,
   onUpdate: () => undefined,
   host: {},
+  elicit: () => Promise.reject(new Error('no one to ask')),
 };
 
 export interface HashWork {

@@ -65,6 +65,7 @@ const piHash: AgentTool = {
       signal: signal ?? NEVER_ABORTED,
       onUpdate: (partial) => onUpdate?.({ content: piContent(partial.content), details: partial.details }),
       host: {},
+      elicit: () => Promise.reject(new Error('no one to ask')),
     });
     return { content: piContent(result.content), details: result.details };
   },

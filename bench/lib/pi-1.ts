@@ -57,6 +57,7 @@ const hash: AgentTool<ReturnType<typeof hashParameters>> = {
       signal: signal ?? NEVER_ABORTED,
       onUpdate: (partial) => void onUpdate?.({ content: piContent(partial.content), details: partial.details }),
       host: {},
+      elicit: () => Promise.reject(new Error('no one to ask')),
     });
     return { content: piContent(result.content), details: result.details };
   },

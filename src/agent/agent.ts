@@ -1,3 +1,4 @@
+import type { ElicitHandler } from '../core/elicitation.ts';
 import { randomUUID } from 'node:crypto';
 import { AgentErrors } from '../core/errors.ts';
 import { decide, pausedBatch, type ApprovalDecisions, type PausedBatch } from './approvals.ts';
@@ -71,6 +72,11 @@ export interface AgentOptions {
   followUpMode?: QueueMode;
   /** Called when a listener throws (default: a process warning). The run goes on either way. */
   onListenerError?: (error: unknown) => void;
+  /**
+   * Answers the tools' `ctx.elicit` questions during this agent's runs, in
+   * place of the executor's `onElicit` (see docs/elicitation.md).
+   */
+  onElicit?: ElicitHandler;
 }
 
 /**
@@ -97,10 +103,12 @@ export class Agent {
   #active: AbortController | undefined;
   readonly #snapshotSecret: SnapshotSecret | undefined;
   readonly #runId: string;
+  readonly #onElicit: ElicitHandler | undefined;
 
   constructor(options: AgentOptions) {
     checkOptions(options);
     this.#snapshotSecret = options.snapshotSecret;
+    this.#onElicit = options.onElicit;
     const state =
       options.snapshot !== undefined
         ? readSnapshot(options.snapshot, options.snapshotSecret, pendingCheckOf(options.executor))
@@ -251,6 +259,7 @@ export class Agent {
         systemPrompt: this.#systemPrompt,
         maxTurns: this.#maxTurns,
         runId: this.#runId,
+        ...(this.#onElicit ? { onElicit: this.#onElicit } : {}),
         transcript: this.#transcript,
         signal: controller.signal,
         takeSteering: () => this.#steering.take(),
@@ -314,6 +323,8 @@ function checkOptions(options: AgentOptions): void {
       AgentErrors.badOption('maxTurns', 'must be an integer >= 1 (or Infinity)'),
     );
   }
+  if (options.onElicit !== undefined && typeof options.onElicit !== 'function')
+    throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', AgentErrors.badOption('onElicit', 'must be a function'));
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== 'string') {
     throw new ToolpoolTypeError(
       'TOOLPOOL_ERR_INVALID_OPTION',

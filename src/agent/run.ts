@@ -1,3 +1,4 @@
+import type { ElicitHandler } from '../core/elicitation.ts';
 import type { ApprovalOptions, PendingApproval } from '../executor/approval.ts';
 import type { BatchResult } from '../executor/batch.ts';
 import type { Executor } from '../executor/executor.ts';
@@ -22,6 +23,8 @@ export interface RunContext {
   maxTurns: number;
   /** The agent's run id: every batch is keyed by it in the executor's ledger. */
   runId: string;
+  /** Answers the tools' ctx.elicit (the Agent's onElicit); absent: the executor's. */
+  onElicit?: ElicitHandler;
   /** The agent's transcript; the run appends to it. */
   transcript: Message[];
   signal: AbortSignal;
@@ -231,7 +234,13 @@ export class AgentRun {
     try {
       batch = await this.ctx.executor.executeBatch(
         calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
-        { signal: this.ctx.signal, onEvent: (event) => this.ctx.emit(event), approvals, runId: this.ctx.runId },
+        {
+          signal: this.ctx.signal,
+          onEvent: (event) => this.ctx.emit(event),
+          approvals,
+          runId: this.ctx.runId,
+          ...(this.ctx.onElicit ? { onElicit: this.ctx.onElicit } : {}),
+        },
       );
     } catch (error) {
       const failure = AgentErrors.executorFailed(errorMessage(error));

@@ -4,6 +4,8 @@ import { textOf, type AssistantMessage, type Message } from '../core/messages.ts
 import type { ExecutorOptions, ToolEntry } from '../core/options.ts';
 import { helpFlag, integerFlag } from './args.ts';
 import { inFlagTerms, parseFlags } from './flags.ts';
+import { terminalElicit } from './elicit-prompt.ts';
+import type { ElicitHandler } from '../core/elicitation.ts';
 import { askApprovals, describePending, type Input } from './approval-prompt.ts';
 import { EXIT_NEEDS_APPROVAL, oneLineMessage, runError, usageError } from './errors.ts';
 import { modelFromFlag } from './model-flag.ts';
@@ -102,7 +104,10 @@ export async function runCommand(argv: string[], io: RunIO = defaultIO): Promise
   const ledger = values.ledger !== undefined ? openLedger(values.ledger) : undefined;
   let executor: Executor;
   try {
-    executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config'], ledger);
+    // A tool's question (ctx.elicit) is asked on the terminal, when there is one to ask on.
+    const onElicit =
+      io.stdin.isTTY === true ? terminalElicit(io.stdin, io.stderr, styleFor(io.stderr, io.env)) : undefined;
+    executor = await loadTools(values.tools ?? [], toolOptions, mcpServers, values['mcp-config'], ledger, onElicit);
   } catch (error) {
     await ledger?.close?.();
     throw error;
@@ -181,11 +186,17 @@ async function loadTools(
   mcpServers: ExecutorOptions['mcpServers'],
   configFile: string | undefined,
   ledger: Ledger | undefined,
+  onElicit: ElicitHandler | undefined,
 ): Promise<Executor> {
   const paths = await expandToolPaths(values);
   const tools: ToolEntry[] = paths.map((module) => ({ module, options }));
   try {
-    return await createExecutor({ tools, ...(mcpServers ? { mcpServers } : {}), ...(ledger ? { ledger } : {}) });
+    return await createExecutor({
+      tools,
+      ...(mcpServers ? { mcpServers } : {}),
+      ...(ledger ? { ledger } : {}),
+      ...(onElicit ? { onElicit } : {}),
+    });
   } catch (error) {
     throw runError(inConfigTerms(inFlagTerms(oneLineMessage(error)), configFile), error);
   }

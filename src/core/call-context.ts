@@ -1,3 +1,4 @@
+import type { ElicitRequest, ElicitResult } from './elicitation.ts';
 import type { ToolContext, ToolResult } from './tool.ts';
 
 /** What a running call (inline or in a worker) gives its context. */
@@ -5,6 +6,8 @@ export interface ContextOwner {
   /** The call's AbortSignal, made on first use: most calls never look at it. */
   signal(): AbortSignal;
   update(partial: ToolResult): void;
+  /** The tool's question, relayed to the host's answer (see RunJob.elicit). */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
 }
 
 /**
@@ -29,5 +32,9 @@ export class CallContext implements ToolContext {
 
   get signal(): AbortSignal {
     return this.#owner.signal();
+  }
+
+  elicit(request: ElicitRequest): Promise<ElicitResult> {
+    return this.#owner.elicit(request);
   }
 }

@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   TOOLPOOL_ERR_LEDGER: 'thrown',
   /** toolpool was loaded with require(); it is an ES module package. Use import, or await import() from CommonJS. */
   TOOLPOOL_ERR_REQUIRE_ESM: 'thrown',
+  /** A tool's `ctx.elicit` got no answer: no one can answer (no `onElicit`, a client without elicitation), the request or the answer is invalid, a question is already open, or the call ended. Pass `onElicit`, or fix the request the message names. */
+  TOOLPOOL_ERR_ELICITATION: 'thrown',
 
   // A failed call's errorCode.
   /** No tool of that name. The model should call a listed tool. */

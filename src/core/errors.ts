@@ -625,6 +625,23 @@ function quotedClient(client: string | undefined): string {
   return client === undefined ? 'the MCP client' : `the MCP client "${boundText(client, 100)}"`;
 }
 
+/** What a tool's `ctx.elicit` is told when its question gets no answer (TOOLPOOL_ERR_ELICITATION); an uncaught one becomes the call's error text. */
+export const ElicitErrors = {
+  noHandler: (tool: string) =>
+    `Tool "${boundText(tool, 200)}" asked the person a question (ctx.elicit), but no one can answer it here: ` +
+    'pass createExecutor({ onElicit }) (or new Agent({ onElicit })), run it under `toolpool run` on a terminal, ' +
+    'or serve it to an MCP client that supports elicitation.',
+  clientCannotAnswer: (client: string | undefined) =>
+    `The tool asked the person a question (ctx.elicit), but ${quotedClient(client)} does not support MCP elicitation (form mode), so no one can answer it. ` +
+    'Use an MCP client that supports elicitation.',
+  invalidRequest: (problem: string) => `ctx.elicit() refused: ${boundText(problem, 300)}.`,
+  alreadyAsking: () =>
+    'ctx.elicit() refused: this call is already asking the person a question; await its answer before asking another.',
+  ended: () => 'ctx.elicit() ended: the tool call was stopped or ended while the person was being asked.',
+  failed: (message: string) => `ctx.elicit() failed: the one answering threw (${boundText(message, 500)}).`,
+  invalidAnswer: (problem: string) => `ctx.elicit() got an answer it cannot use: ${boundText(problem, 300)}.`,
+} as const;
+
 /** What a ledger (createExecutor({ ledger })) says; the texts that end a call are read by a model. */
 export const LedgerErrors = {
   mayHaveRun: (tool: string, runId: string, callId: string, startedAt: number, startedBy: string) =>

@@ -54,9 +54,33 @@ export interface McpHttpServer {
   url: string;
   /** Sent with every request (an `Authorization` header, for instance). */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * OAuth for a server that needs it: the MCP SDK's own `OAuthClientProvider`
+   * (from `@modelcontextprotocol/sdk/client/auth.js`), handed to its
+   * Streamable HTTP transport, which discovers the server's authorization
+   * server, registers, gets and refreshes tokens through it.
+   */
+  authProvider?: McpOAuthProvider;
   /** Each call's time limit (default: the executor's `limits.timeoutMs`). */
   timeoutMs?: number;
   needsApproval?: McpApproval;
+}
+
+/**
+ * The MCP SDK's `OAuthClientProvider`, by its shape: any of the SDK's
+ * providers (or your own implementation of its interface) fits. Written out
+ * here so toolpool's types do not need the SDK, an optional peer dependency;
+ * the SDK's transport calls its other optional methods as it documents.
+ */
+export interface McpOAuthProvider {
+  readonly redirectUrl: string | URL | undefined;
+  readonly clientMetadata: object;
+  clientInformation(): unknown;
+  tokens(): unknown;
+  saveTokens(tokens: never): void | Promise<void>;
+  redirectToAuthorization(authorizationUrl: URL): void | Promise<void>;
+  saveCodeVerifier(codeVerifier: string): void | Promise<void>;
+  codeVerifier(): string | Promise<string>;
 }
 
 export type McpServerConfig = McpStdioServer | McpHttpServer;

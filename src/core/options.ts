@@ -1,3 +1,4 @@
+import type { ElicitHandler } from './elicitation.ts';
 import type { AfterToolCallHook, BeforeToolCallHook } from './hooks.ts';
 import type { RemoteRunner } from './remote.ts';
 import type { Ledger } from './ledger.ts';
@@ -149,4 +150,12 @@ export interface ExecutorOptions {
    * does not close it.
    */
   ledger?: Ledger;
+  /**
+   * Answers a tool's `ctx.elicit` questions (MCP elicitation's shapes):
+   * `(request, { toolName, callId, signal }) => ({ action, content? })`.
+   * The signal fires when the call is stopped or ends. With `mcpServers`,
+   * it also answers the servers' `elicitation/create` requests. Without it,
+   * `ctx.elicit` rejects. See docs/elicitation.md.
+   */
+  onElicit?: ElicitHandler;
 }

@@ -1,3 +1,4 @@
+import type { CallElicit } from './elicitation.ts';
 import type { ToolErrorCode } from './error-codes.ts';
 import type { ResolvedLimits } from './limits.ts';
 import type { ToolResult } from './tool.ts';
@@ -23,6 +24,12 @@ export interface RunJob {
    * gets. The process tier's child sets it: the host then kills the child.
    */
   onUnstoppable?: (error: string) => void;
+  /**
+   * The call's `ctx.elicit` on the host: the runner relays the tool's
+   * request to it (unchecked: it checks), with a signal that fires when the
+   * call is stopped or ends. Absent: `ctx.elicit` rejects (no one can answer).
+   */
+  elicit?: CallElicit;
 }
 
 /**

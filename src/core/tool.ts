@@ -1,4 +1,5 @@
 import { ConfigErrors } from './errors.ts';
+import type { ElicitRequest, ElicitResult } from './elicitation.ts';
 import {
   parametersProblem,
   type JsonSchema,
@@ -124,6 +125,15 @@ export interface ToolContext {
   onUpdate: (partial: ToolResult) => void;
   /** Host capabilities granted by `createExecutor({ host })`. */
   host: Record<string, (...args: unknown[]) => Promise<unknown>>;
+  /**
+   * Asks the person a question mid-call (MCP elicitation, form mode): one
+   * at a time per call. Answered by `createExecutor({ onElicit })` (or an
+   * Agent's, or the MCP client behind `toolpool serve`); the content of an
+   * `accept` is checked against `requestedSchema` before the tool sees it.
+   * Rejects with a `ToolpoolError` (`TOOLPOOL_ERR_ELICITATION`) when no one
+   * can answer or the request is invalid, and when the call is stopped.
+   */
+  elicit(request: ElicitRequest): Promise<ElicitResult>;
 }
 
 export interface ToolDefinition<TParams extends ToolParameters = ToolParameters, TDetails = unknown> {

@@ -16,6 +16,8 @@ import { textResult } from '../core/tool-result.ts';
 import { batchLimitsProblem, tightenLimits } from '../core/limits.ts';
 import type { ExecutionMode, ToolCall, ToolLimits, ToolResult, ToolResultMessage } from '../core/tool.ts';
 import { ToolpoolTypeError, type ToolErrorCode } from '../core/error-codes.ts';
+import type { ElicitHandler } from '../core/elicitation.ts';
+import { CallEnd, callElicit } from './elicit.ts';
 
 /**
  * A run id for the tools' `ctx.runId` only, not a ledger key: what a worker
@@ -56,6 +58,11 @@ export interface BatchOptions {
    * never ended is not run again). Without it the batch is not recorded.
    */
   runId?: string;
+  /**
+   * Answers the tools' `ctx.elicit` questions in this batch, in place of
+   * `createExecutor({ onElicit })` (an Agent's, an MCP server's client).
+   */
+  onElicit?: ElicitHandler;
 }
 
 export interface BatchResult {
@@ -84,6 +91,8 @@ export interface BatchEnvironment {
   afterToolCall?: AfterToolCallHook;
   /** Where keyed calls are recorded (batches with a runId). */
   ledger?: Ledger;
+  /** Answers the tools' `ctx.elicit` (createExecutor({ onElicit })). */
+  onElicit?: ElicitHandler;
 }
 
 /** One call's progress through the batch. */
@@ -460,16 +469,20 @@ export class BatchRun {
   }
 
   #run(tool: RegisteredTool, args: Record<string, unknown>, call: ToolCall) {
-    return tool.runner.execute({
-      callId: call.id,
-      runId: this.options.runId ?? this.options[CONTEXT_RUN_ID],
-      args,
-      limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
-      signal: this.options.signal,
-      onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
-      // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
-      measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
-    });
+    const end = new CallEnd();
+    return tool.runner
+      .execute({
+        callId: call.id,
+        runId: this.options.runId ?? this.options[CONTEXT_RUN_ID],
+        args,
+        limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
+        signal: this.options.signal,
+        onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
+        // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
+        measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
+        elicit: callElicit(this.options.onElicit ?? this.env.onElicit, call.name, call.id, end),
+      })
+      .finally(() => end.end());
   }
 
   #settle(state: CallState, result: ToolResult, isError: boolean, code?: ToolErrorCode): void {
@@ -607,6 +620,11 @@ export function checkBatchOptions(options: BatchOptions): void {
       LedgerErrors.badRunId('must be a non-empty string of at most 512 characters'),
     );
   }
+  if (options.onElicit !== undefined && typeof options.onElicit !== 'function')
+    throw new ToolpoolTypeError(
+      'TOOLPOOL_ERR_INVALID_OPTION',
+      ConfigErrors.badBatchOption('onElicit', 'must be a function'),
+    );
   if (options.limits === undefined) return;
   const problem = batchLimitsProblem(options.limits);
   if (problem)

@@ -18,6 +18,7 @@ import { HookQueue, type AfterToolCallHook, type BeforeToolCallHook } from '../c
 import { definedLimits } from '../tools/tool-info.ts';
 import type { RemoteRunner } from '../core/remote.ts';
 import { memoryLedger, type Ledger } from '../core/ledger.ts';
+import type { ElicitHandler } from '../core/elicitation.ts';
 import { TrustDomains } from '../isolation/trust-domains.ts';
 import type { ExecutorOptions, WorkerOptions } from '../core/options.ts';
 import { checkExecutorOptions } from '../tools/options-check.ts';
@@ -169,6 +170,7 @@ interface CheckedOptions {
   beforeToolCall?: BeforeToolCallHook;
   afterToolCall?: AfterToolCallHook;
   ledger: Ledger;
+  onElicit?: ElicitHandler;
 }
 
 /** The options schema (src/tools/options-schema.ts) checks every option; this only fills in the defaults. */
@@ -187,6 +189,7 @@ function checkOptions(options: ExecutorOptions): CheckedOptions {
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.afterToolCall ? { afterToolCall: options.afterToolCall } : {}),
     ledger: options.ledger ?? memoryLedger(),
+    ...(options.onElicit ? { onElicit: options.onElicit } : {}),
   };
 }
 
@@ -224,6 +227,7 @@ function mcpOptions(checked: CheckedOptions, workers: WorkerOptions | undefined)
     maxLineBytes: 2 * largestResult + MCP_LINE_MARGIN_BYTES,
     tmpBytes: resolveLimits(checked.limits, {}).maxMemoryMb * 1024 * 1024,
     coerceArguments: checked.coerceArguments,
+    ...(checked.onElicit ? { onElicit: checked.onElicit } : {}),
   };
 }
 
@@ -363,6 +367,7 @@ class ToolExecutor implements Executor, PendingCheckable {
       ...(this.options.beforeToolCall ? { beforeToolCall: this.options.beforeToolCall } : {}),
       ...(this.options.afterToolCall ? { afterToolCall: this.options.afterToolCall } : {}),
       ledger: this.options.ledger,
+      ...(this.options.onElicit ? { onElicit: this.options.onElicit } : {}),
     };
     return new BatchRun(environment, calls, options).run();
   }

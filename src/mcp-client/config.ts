@@ -1,7 +1,13 @@
 import { MCP_NAME_CHARS, McpErrors, errorMessage } from '../core/errors.ts';
 import { checkIsolation } from '../isolation/tiers.ts';
 import { parseNetAllowlist, type NetTarget } from '../isolation/sandbox/net-allowlist.ts';
-import type { McpApproval, McpHttpServer, McpServerConfig, McpStdioServer } from '../core/mcp-config.ts';
+import type {
+  McpApproval,
+  McpHttpServer,
+  McpOAuthProvider,
+  McpServerConfig,
+  McpStdioServer,
+} from '../core/mcp-config.ts';
 import { ToolpoolTypeError } from '../core/error-codes.ts';
 
 /** A server toolpool starts, its configuration checked, with its isolation filled in. */
@@ -19,6 +25,8 @@ export interface HttpPlan {
   name: string;
   url: URL;
   headers: Readonly<Record<string, string>>;
+  /** The SDK's OAuthClientProvider, for a server behind OAuth. */
+  authProvider?: McpOAuthProvider;
 }
 
 export type ServerPlan = (StdioPlan | HttpPlan) & { timeoutMs?: number; needsApproval?: McpApproval };
@@ -54,6 +62,7 @@ function checkServer(name: string, config: McpServerConfig): ServerPlan {
       name,
       url: checkUrl(name, config as McpHttpServer),
       headers: (config as McpHttpServer).headers ?? {},
+      ...((config as McpHttpServer).authProvider ? { authProvider: (config as McpHttpServer).authProvider } : {}),
       ...shared,
     };
   return { ...checkStdio(name, config as McpStdioServer), ...shared };

@@ -10,6 +10,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { toolpoolVersion } from '../core/version.ts';
 import { RoutedTransport } from './routed-transport.ts';
+import type { ElicitHandler } from '../core/elicitation.ts';
+import { ELICITATION_CAPABILITY, answerElicitations } from './elicitation.ts';
 
 /** A `notifications/progress` of one call, as the server sent it. */
 export interface ProgressUpdate {
@@ -53,7 +55,7 @@ let nextToken = 1;
  * schema the server chose.
  */
 export class McpConnection {
-  readonly #client = new Client({ name: 'toolpool', version: toolpoolVersion() }, { capabilities: {} });
+  readonly #client: Client;
   #transport: RoutedTransport | undefined;
   /** Progress handlers by token, for calls that have not been answered. */
   readonly #progress = new Map<string, (update: ProgressUpdate) => void>();
@@ -61,7 +63,15 @@ export class McpConnection {
   readonly #tokens = new Map<string | number, string>();
   readonly #requests = new Map<string, string | number>();
 
-  private constructor(private readonly onListChanged: () => void) {
+  private constructor(
+    private readonly onListChanged: () => void,
+    elicit?: { server: string; onElicit: ElicitHandler },
+  ) {
+    this.#client = new Client(
+      { name: 'toolpool', version: toolpoolVersion() },
+      { capabilities: elicit ? ELICITATION_CAPABILITY : {} },
+    );
+    if (elicit) answerElicitations(this.#client, elicit.server, elicit.onElicit);
     // The SDK reports oddities here (a late answer to a cancelled request); they are not a call's error.
     this.#client.onerror = () => undefined;
   }
@@ -73,9 +83,15 @@ export class McpConnection {
    */
   static async open(
     transport: Transport,
-    options: { timeoutMs: number; onListChanged: () => void; onClose: () => void },
+    options: {
+      timeoutMs: number;
+      onListChanged: () => void;
+      onClose: () => void;
+      /** Answers the server's elicitation/create (the client then declares elicitation). */
+      elicit?: { server: string; onElicit: ElicitHandler };
+    },
   ): Promise<McpConnection> {
-    const connection = new McpConnection(options.onListChanged);
+    const connection = new McpConnection(options.onListChanged, options.elicit);
     connection.#client.onclose = options.onClose;
     const routed = new RoutedTransport(transport, {
       incoming: (message) => connection.#incoming(message),

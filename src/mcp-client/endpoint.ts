@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { resolve } from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -109,6 +110,8 @@ export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint 
   const transport = new StreamableHTTPClientTransport(plan.url, {
     requestInit: { headers: { ...plan.headers } },
     fetch,
+    // The SDK's own provider type: the config's is its shape, written out so toolpool's types do not need the SDK.
+    ...(plan.authProvider ? { authProvider: plan.authProvider as OAuthClientProvider } : {}),
   });
   return {
     transport,

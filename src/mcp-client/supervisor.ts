@@ -1,3 +1,4 @@
+import type { ElicitHandler } from '../core/elicitation.ts';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
@@ -27,6 +28,8 @@ export interface SupervisorOptions {
   coerceArguments?: boolean;
   /** Told whenever the server's tool list changed. */
   onToolsChanged: () => void;
+  /** `createExecutor({ onElicit })`: answers the server's questions (elicitation/create). */
+  onElicit?: ElicitHandler;
 }
 
 /** Restarts in a row (each after a crash, a kill or a failed start, with no call answered in between) before toolpool gives up on a server. */
@@ -175,6 +178,7 @@ export class ServerSupervisor {
           state.closed = true;
           if (state.session) this.#onClosed(state.session);
         },
+        ...(this.options.onElicit ? { elicit: { server: this.name, onElicit: this.options.onElicit } } : {}),
       });
       const session = (state.session = new Session(this.name, connection, endpoint));
       state.phase = 'tools/list';

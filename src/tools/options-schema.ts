@@ -148,6 +148,16 @@ const mcpServerProperties = {
   headers: Optional(
     Type.Record(Type.String(), Type.String({ expected: 'a string' }), { expected: 'an object of header name → value' }),
   ),
+  // Any object with these methods (a class instance has others): the MCP SDK's OAuthClientProvider.
+  authProvider: Optional(
+    Type.Object(
+      { tokens: FunctionOption(), clientInformation: FunctionOption(), saveTokens: FunctionOption() },
+      {
+        additionalProperties: true,
+        expected: 'an OAuthClientProvider of the MCP SDK (an object with tokens, clientInformation, saveTokens, ...)',
+      },
+    ),
+  ),
 } satisfies Described<McpStdioServer> & Described<McpHttpServer>;
 
 export const executorProperties = {
@@ -159,6 +169,7 @@ export const executorProperties = {
   coerceArguments: Optional(Type.Boolean({ expected: 'true or false' })),
   beforeToolCall: Optional(FunctionOption()),
   afterToolCall: Optional(FunctionOption()),
+  onElicit: Optional(FunctionOption()),
   host: Optional(Type.Record(Type.String(), FunctionOption(), { expected: 'an object of functions' })),
   limits: Optional(LimitsSchema),
   // The host's own limits per tool name, which may loosen `limits` (a tool's own limits only tighten).

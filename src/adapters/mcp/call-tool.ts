@@ -12,6 +12,7 @@ import type { ApprovalOptions, BatchResult, ToolCall } from '../../index.ts';
 import { ToolErrors } from '../../core/errors.ts';
 import { askPerson, canAskPerson, cannotAsk, DEFAULT_APPROVAL_TIMEOUT_MS } from './approval.ts';
 import { toCallToolResult } from './content.ts';
+import { clientAnswers } from './elicit.ts';
 import { progressListener } from './progress.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 
@@ -54,9 +55,11 @@ export async function callTool(
   const token = request.params._meta?.progressToken;
   const onEvent =
     token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
+  const onElicit = clientAnswers(server, extra.requestId, options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS);
   const run = (approvals?: ApprovalOptions) =>
     executor.executeBatch([call], {
       signal: extra.signal,
+      onElicit,
       ...(onEvent ? { onEvent } : {}),
       ...(approvals ? { approvals } : {}),
       ...(key ? { runId: key.runId } : {}),

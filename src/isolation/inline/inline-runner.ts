@@ -4,6 +4,7 @@ import { CallContext, type ContextOwner } from '../../core/call-context.ts';
 import type { ResolvedLimits } from '../../core/limits.ts';
 import { executeTool } from '../../tools/own-validation.ts';
 import type { RunJob, RunOutcome } from '../../core/runner.ts';
+import { noOneToAsk, type ElicitRequest, type ElicitResult } from '../../core/elicitation.ts';
 import { StopTimer, stopError, type StopReason, type Stoppable } from '../../core/stop-timer.ts';
 import { problemWithResult } from '../../core/tool-result.ts';
 import type { HostFunctions, Tool, ToolContext, ToolResult } from '../../core/tool.ts';
@@ -60,6 +61,12 @@ class InlineCall implements Stoppable, ContextOwner {
 
   update(partial: ToolResult): void {
     if (!this.#settled) void this.job.onUpdate(partial);
+  }
+
+  /** Asked on the host with the call's own signal: a stop (timeout, abort) ends the question at once. */
+  elicit(request: ElicitRequest): Promise<ElicitResult> {
+    if (!this.job.elicit) return noOneToAsk();
+    return this.job.elicit(request, this.signal());
   }
 
   async run(tool: Tool): Promise<RunOutcome> {

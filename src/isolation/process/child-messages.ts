@@ -56,6 +56,11 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
       const outcome = checkOutcome(m.outcome);
       return typeof outcome === 'string' ? outcome : { type: 'executed', id, outcome };
     }
+    case 'elicit':
+      // The request is checked (shape, size) where it is answered, like a tool's own.
+      return isId(m.qid) && 'request' in m
+        ? { type: 'elicit', id, qid: m.qid, request: m.request }
+        : 'a question (elicit) without a numeric qid and a request';
     case 'host-call':
       return typeof m.name === 'string' && Array.isArray(m.args)
         ? { type: 'host-call', id, name: m.name, args: m.args }

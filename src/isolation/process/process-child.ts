@@ -6,6 +6,7 @@
  */
 import { closeSync, readdirSync } from 'node:fs';
 import { errorMessage } from '../../core/errors.ts';
+import { elicitReplyError } from '../../core/elicitation.ts';
 import { openHostChannel } from './host-channel.ts';
 import { keepInspectorClosed } from '../common/inspector-guard.ts';
 import { usePrecompiled } from '../worker/module-compiler.ts';
@@ -65,7 +66,7 @@ function onHostMessage(message: HostToChild): void {
       const pending = hostCalls.get(message.id);
       hostCalls.delete(message.id);
       if (message.ok) pending?.resolve(message.value);
-      else pending?.reject(new Error(message.error));
+      else pending?.reject(elicitReplyError(message.error, message.code));
       return;
     }
     case 'close':
@@ -92,6 +93,13 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
       onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
       // A thread this process cannot end: the host kills the whole process (every thread), which always works.
       onUnstoppable: (error) => void send({ type: 'unstoppable', id: message.id, error }),
+      // The host asks, and ends the question when the call ends there; the worker here ends it for the tool on a stop.
+      elicit: (request) =>
+        new Promise((resolve, reject) => {
+          const qid = nextHostCall++;
+          hostCalls.set(qid, { resolve: resolve as (value: unknown) => void, reject });
+          send({ type: 'elicit', id: message.id, qid, request });
+        }),
     },
     message.ref,
   );

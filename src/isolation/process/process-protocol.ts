@@ -50,7 +50,7 @@ export type HostToChild =
     }
   | { type: 'abort'; id: number }
   | { type: 'host-reply'; id: number; ok: true; value: unknown }
-  | { type: 'host-reply'; id: number; ok: false; error: string }
+  | { type: 'host-reply'; id: number; ok: false; error: string; code?: 'TOOLPOOL_ERR_ELICITATION' }
   | { type: 'close' };
 
 export type ChildToHost =
@@ -65,5 +65,7 @@ export type ChildToHost =
   /** The call ignored its signal and its thread could not be terminated (a native call): the host SIGKILLs the child. `error` is the call's text. */
   | { type: 'unstoppable'; id: number; error: string }
   | { type: 'host-call'; id: number; name: string; args: unknown[] }
+  /** A tool's question (ctx.elicit) in the call `id`; the host answers with a host-reply to `qid`. */
+  | { type: 'elicit'; id: number; qid: number; request: unknown }
   /** The child holds this many open descriptors, left by tools: it must be replaced before they break its calls. */
   | { type: 'exhausted'; openFiles: number };

@@ -4,6 +4,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../../core/errors.ts';
 import { runtimeFile, toRunnableRuntime, type RuntimeFile } from '../worker/module-compiler.ts';
+import { elicitErrorCode, noOneToAsk } from '../../core/elicitation.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
 import { checkPayload, withinExpandedBytes } from '../worker/payload.ts';
 import { toolKeyOf } from '../worker/pool-call.ts';
@@ -70,6 +71,9 @@ type Pending = {
   accepts: ReadonlySet<ChildToHost['type']>;
   resolve: (message: ChildToHost) => void;
   onUpdate?: RunJob['onUpdate'];
+  /** An execute request's questions (ctx.elicit): who answers, and what ends them (the call's end or abort). */
+  elicit?: RunJob['elicit'];
+  ended?: AbortController;
   maxUpdateBytes?: number;
   deadline: NodeJS.Timeout;
 };
@@ -80,6 +84,7 @@ type Expect = {
   deadlineMs: number;
   onUpdate?: RunJob['onUpdate'];
   maxUpdateBytes?: number;
+  elicit?: RunJob['elicit'];
   /** Told when the request went to the child (after the child started). */
   onSent?: () => void;
 };
@@ -181,6 +186,7 @@ export class ToolProcess {
     const id = this.#nextId++;
     // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
     const onAbort = () => {
+      this.#pending.get(id)?.ended?.abort();
       this.#send({ type: 'abort', id });
       this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
     };
@@ -196,6 +202,7 @@ export class ToolProcess {
         maxUpdateBytes: limits.maxResultBytes,
         onSent,
         ...(job.onUpdate ? { onUpdate: job.onUpdate } : {}),
+        ...(job.elicit ? { elicit: job.elicit } : {}),
       };
       const reply = await this.#request(
         {
@@ -266,12 +273,13 @@ export class ToolProcess {
         () => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id),
         expect.deadlineMs,
       );
-      const { onUpdate, maxUpdateBytes } = expect;
+      const { onUpdate, maxUpdateBytes, elicit } = expect;
       this.#pending.set(id, {
         accepts: new Set([...expect.accepts, 'failed']),
         resolve,
         deadline,
         ...(onUpdate ? { onUpdate } : {}),
+        ...(elicit ? { elicit, ended: new AbortController() } : {}),
         ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
       });
     });
@@ -291,6 +299,7 @@ export class ToolProcess {
     if (!pending) return;
     clearTimeout(pending.deadline);
     this.#pending.delete(id);
+    pending.ended?.abort();
     const child = this.#child;
     if (child?.exhausted !== undefined && this.#pending.size === 0)
       this.#kill(ToolErrors.processExhausted(child.exhausted));
@@ -486,6 +495,7 @@ export class ToolProcess {
     if (typeof message === 'string') return this.#kill(ToolErrors.processBrokeProtocol(`it sent ${message}`));
     if (message.type === 'ready') return;
     if (message.type === 'host-call') return this.#answerHostCall(message, child);
+    if (message.type === 'elicit') return this.#answerQuestion(message, child);
     if (message.type === 'exhausted') return void (child.exhausted = message.openFiles);
     const pending = this.#pending.get(message.id);
     if (!pending?.accepts.has(message.type)) {
@@ -523,6 +533,42 @@ export class ToolProcess {
       this.#hostCalls.set(child, (gate = new HostCallGate(this.#hostFunctions, reply)));
     }
     gate.submit(message, this.#largestRunningResultBytes(), () => child === this.#child && this.#pending.size > 0);
+  }
+
+  /**
+   * A tool's question (ctx.elicit) for one of the child's calls: it must
+   * name an execute request open in this child; asked through that call's
+   * host answer (which checks the request and the answer), ended when the
+   * call ends or the host aborts it.
+   */
+  #answerQuestion(message: Extract<ChildToHost, { type: 'elicit' }>, child: Child): void {
+    const pending = this.#pending.get(message.id);
+    if (!pending?.accepts.has('executed'))
+      return this.#kill(
+        ToolErrors.processBrokeProtocol(`it asked a question for request ${message.id}, which is not a running call`),
+      );
+    const ask = pending.elicit;
+    const answer: Promise<unknown> = ask ? ask(message.request, pending.ended?.signal) : noOneToAsk();
+    const reply = (sent: HostToChild) => {
+      try {
+        if (child === this.#child) write(child, sent);
+      } catch {
+        // the child is gone
+      }
+    };
+    answer.then(
+      (value) => reply({ type: 'host-reply', id: message.qid, ok: true, value }),
+      (error: unknown) => {
+        const code = elicitErrorCode(error);
+        reply({
+          type: 'host-reply',
+          id: message.qid,
+          ok: false,
+          error: errorMessage(error),
+          ...(code ? { code } : {}),
+        });
+      },
+    );
   }
 
   /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */

@@ -33,6 +33,11 @@ export function parseWorkerMessage(message: unknown): WorkerMessage | string {
       return checkResult(message as Record<string, unknown>);
     case 'host-call':
       return checkHostCall(message as Record<string, unknown>);
+    case 'elicit':
+      // The request itself is checked (shape, size) on the host where it is answered, like a tool's own.
+      return Number.isSafeInteger((message as { id?: unknown }).id) && 'request' in message
+        ? (message as WorkerMessage)
+        : 'a question (elicit) without a numeric id and a request';
     default:
       return `a message of unknown type ${describe(t)}`;
   }

@@ -4,6 +4,7 @@ import type { ResolvedLimits } from '../../core/limits.ts';
 import type { RunJob, RunOutcome, RunUsage } from '../../core/runner.ts';
 import { StopTimer, type StopReason, type Stoppable } from '../../core/stop-timer.ts';
 import type { ToolResult } from '../../core/tool.ts';
+import { noOneToAsk, type ElicitResult } from '../../core/elicitation.ts';
 import { checkPayload } from './payload.ts';
 import type { ExecuteTask, HostMessage, ModuleTask, ResultMessage, WorkerUsage } from './protocol.ts';
 import { HOST_READS_HEAP, cpuAtBegin, hostFigures } from './usage-reading.ts';
@@ -77,6 +78,8 @@ export class PoolCall implements Stoppable {
   /** The worker thread's CPU clock when the call began (Node 22+, when someone reads the call's usage). */
   #cpuAtBegin: Promise<NodeJS.CpuUsage> | undefined;
   readonly #stopTimer: StopTimer;
+  /** Made when the tool first asks the person something: aborted when the call is stopped or ends. */
+  #questions: AbortController | undefined;
 
   constructor(
     readonly runId: number,
@@ -182,6 +185,15 @@ export class PoolCall implements Stoppable {
 
   requestStop(reason: StopReason): void {
     this.channel?.post({ t: 'abort', runId: this.runId, reason });
+    this.#questions?.abort();
+  }
+
+  /** The tool's question (ctx.elicit), asked on the host; a stop or the call's end ends it. */
+  elicit(request: unknown): Promise<ElicitResult> {
+    if (!this.job.elicit) return noOneToAsk();
+    this.#questions ??= new AbortController();
+    if (this.outcome || this.#stopTimer.stopped) this.#questions.abort();
+    return this.job.elicit(request, this.#questions.signal);
   }
 
   kill(): void {
@@ -337,6 +349,7 @@ export class PoolCall implements Stoppable {
   #settle(outcome: RunOutcome, reported?: WorkerUsage): void {
     if (this.outcome) return;
     this.outcome = outcome;
+    this.#questions?.abort();
     this.#stopTimer.dispose();
     if (this.#runningSince === 0) return this.#resolve(outcome);
     const usage: RunUsage = {

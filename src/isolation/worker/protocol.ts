@@ -92,6 +92,7 @@ export type WorkerMessage =
   | UpdateMessage
   | ResultMessage
   | HostCallMessage
+  | ElicitMessage
   | RetireMessage
   | RefusedMessage;
 
@@ -156,6 +157,14 @@ export interface RefusedMessage {
   runId: number;
 }
 
+/** A tool's question (ctx.elicit): the request as the tool gave it, checked on the host. */
+export interface ElicitMessage {
+  t: 'elicit';
+  runId: number;
+  id: number;
+  request: unknown;
+}
+
 export interface HostCallMessage {
   t: 'host-call';
   runId: number;
@@ -218,4 +227,6 @@ export interface HostReplyMessage {
   ok: boolean;
   value?: unknown;
   error?: string;
+  /** Only TOOLPOOL_ERR_ELICITATION: the tool's ctx.elicit rejects with a ToolpoolError of that code. */
+  code?: string;
 }

@@ -2,6 +2,7 @@ import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker
 import { ToolErrors } from '../../core/errors.ts';
 import { parseWorkerMessage } from './channel-messages.ts';
 import { HostCallGate, type HostFunctionTable } from './host-functions.ts';
+import { answerQuestion } from './questions.ts';
 import { isOutOfMemory, type PoolCall } from './pool-call.ts';
 import type { StartCounter } from './start-counter.ts';
 import type { HostCallMessage, HostMessage, ResultMessage } from './protocol.ts';
@@ -265,6 +266,8 @@ export class WorkerChannel {
         return this.#loaded(call);
       case 'host-call':
         return this.#answerHostCall(call, message);
+      case 'elicit':
+        return answerQuestion(call, message, (reply) => this.port.postMessage({ t: 'host-reply', ...reply }));
     }
   }
 

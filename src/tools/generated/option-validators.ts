@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const validateExecutorOptions = validate10;
-const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"ledger":{"additionalProperties":true,"expected":"a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)","type":"object","required":["name","claim","end","release"],"properties":{"name":{"type":"string"},"claim":{"typeof":"function","expected":"a function"},"end":{"typeof":"function","expected":"a function"},"release":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}}}}}}}};
+const schema11 = {"additionalProperties":false,"expected":"an object with a tools array","type":"object","properties":{"tools":{"expected":"an array of module paths, file URLs or defineTool() objects","type":"array","items":{}},"toolExecution":{"type":"string","enum":["parallel","sequential"],"expected":"\"parallel\" or \"sequential\""},"coerceArguments":{"expected":"true or false","type":"boolean"},"beforeToolCall":{"typeof":"function","expected":"a function"},"afterToolCall":{"typeof":"function","expected":"a function"},"onElicit":{"typeof":"function","expected":"a function"},"host":{"expected":"an object of functions","type":"object","patternProperties":{"^(.*)$":{"typeof":"function","expected":"a function"}}},"limits":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}},"toolLimits":{"expected":"an object of tool name → limits","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an object of limits","type":"object","properties":{"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"maxMemoryMb":{"minimum":16,"expected":"a number of megabytes >= 16","type":"number"},"maxResultBytes":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"abortGraceMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"}}}}},"workers":{"additionalProperties":false,"expected":"an object of worker counts and timeouts","type":"object","properties":{"min":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"max":{"minimum":1,"expected":"an integer >= 1","type":"integer"},"idleTimeoutMs":{"minimum":0,"expected":"an integer >= 0","type":"integer"},"loadTimeoutMs":{"minimum":1,"expected":"an integer >= 1","type":"integer"}}},"isolation":{"type":"string","enum":["worker","process","sandbox"],"expected":"\"worker\", \"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite, fsWriteShared or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWriteShared":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"true, false or an array of \"host:port\"","anyOf":[{"type":"boolean"},{"type":"array","items":{"minLength":1,"type":"string"}}]}}},"env":{"expected":"a list of variable names or an object of name → value","anyOf":[{"type":"array","items":{"type":"string"}},{"type":"object","patternProperties":{"^(.*)$":{"type":"string"}}}]},"remote":{"additionalProperties":true,"expected":"a remote runner (an object with execute and close methods, e.g. remoteRunner() of toolpool/bullmq)","type":"object","required":["execute","close"],"properties":{"execute":{"typeof":"function","expected":"a function"},"close":{"typeof":"function","expected":"a function"}}},"ledger":{"additionalProperties":true,"expected":"a ledger (memoryLedger(), sqliteLedger(path), redisLedger() of toolpool/bullmq, or an object with name, claim, end and release)","type":"object","required":["name","claim","end","release"],"properties":{"name":{"type":"string"},"claim":{"typeof":"function","expected":"a function"},"end":{"typeof":"function","expected":"a function"},"release":{"typeof":"function","expected":"a function"}}},"mcpServers":{"expected":"an object of server name → { command, ... } or { url, ... }","type":"object","patternProperties":{"^(.*)$":{"additionalProperties":false,"expected":"an MCP server: { command, args?, env?, ... } or { url, headers?, ... }","type":"object","properties":{"command":{"minLength":1,"expected":"a non-empty string (the program to start)","type":"string"},"args":{"expected":"an array of strings","type":"array","items":{"expected":"a string","type":"string"}},"env":{"expected":"an object of name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"cwd":{"minLength":1,"expected":"a non-empty path","type":"string"},"isolation":{"type":"string","enum":["process","sandbox"],"expected":"\"process\" or \"sandbox\""},"permissions":{"additionalProperties":false,"expected":"an object with fsRead, fsWrite or net","type":"object","properties":{"fsRead":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"fsWrite":{"expected":"an array of paths","type":"array","items":{"minLength":1,"expected":"a non-empty path","type":"string"}},"net":{"expected":"an array of \"host:port\"","type":"array","items":{"minLength":1,"expected":"a \"host:port\" string","type":"string"}}}},"timeoutMs":{"exclusiveMinimum":0,"expected":"a positive number","type":"number"},"needsApproval":{"expected":"true, false or a function (toolName, args) => boolean","anyOf":[{"type":"boolean"},{"typeof":"function","expected":"a function"}]},"url":{"minLength":1,"expected":"a URL string","type":"string"},"headers":{"expected":"an object of header name → value","type":"object","patternProperties":{"^(.*)$":{"expected":"a string","type":"string"}}},"authProvider":{"additionalProperties":true,"expected":"an OAuthClientProvider of the MCP SDK (an object with tokens, clientInformation, saveTokens, ...)","type":"object","required":["tokens","clientInformation","saveTokens"],"properties":{"tokens":{"typeof":"function","expected":"a function"},"clientInformation":{"typeof":"function","expected":"a function"},"saveTokens":{"typeof":"function","expected":"a function"}}}}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^(.*)$", "u");
@@ -102,14 +102,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.host !== undefined){
-let data5 = data.host;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
-if(pattern0.test(key1)){
-let data6 = data5[key1];
-if(typeof data6 !== "function"){
-const err7 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data6};
+if(data.onElicit !== undefined){
+let data5 = data.onElicit;
+if(typeof data5 !== "function"){
+const err7 = {instancePath:instancePath+"/onElicit",schemaPath:"#/properties/onElicit/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.onElicit,data:data5};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -119,10 +115,14 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data5};
+if(data.host !== undefined){
+let data6 = data.host;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key1 in data6){
+if(pattern0.test(key1)){
+let data7 = data6[key1];
+if(typeof data7 !== "function"){
+const err8 = {instancePath:instancePath+"/host/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/host/patternProperties/%5E(.*)%24/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.host.patternProperties["^(.*)$"],data:data7};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -132,12 +132,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data7 = data.limits;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key2 in data7){
-if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
-const err9 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data7};
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/host",schemaPath:"#/properties/host/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.host.type,parentSchema:schema11.properties.host,data:data6};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -147,11 +145,12 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data7.timeoutMs !== undefined){
-let data8 = data7.timeoutMs;
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 <= 0 || isNaN(data8)){
-const err10 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
+if(data.limits !== undefined){
+let data8 = data.limits;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key2 in data8){
+if(!((((key2 === "timeoutMs") || (key2 === "maxMemoryMb")) || (key2 === "maxResultBytes")) || (key2 === "abortGraceMs"))){
+const err10 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.limits,data:data8};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -161,8 +160,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data8};
+if(data8.timeoutMs !== undefined){
+let data9 = data8.timeoutMs;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 <= 0 || isNaN(data9)){
+const err11 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data9};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -172,11 +174,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data7.maxMemoryMb !== undefined){
-let data9 = data7.maxMemoryMb;
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 16 || isNaN(data9)){
-const err12 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
+else {
+const err12 = {instancePath:instancePath+"/limits/timeoutMs",schemaPath:"#/properties/limits/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.timeoutMs.type,parentSchema:schema11.properties.limits.properties.timeoutMs,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -186,8 +185,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-else {
-const err13 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data9};
+if(data8.maxMemoryMb !== undefined){
+let data10 = data8.maxMemoryMb;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 16 || isNaN(data10)){
+const err13 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data10};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -197,11 +199,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data7.maxResultBytes !== undefined){
-let data10 = data7.maxResultBytes;
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 <= 0 || isNaN(data10)){
-const err14 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
+else {
+const err14 = {instancePath:instancePath+"/limits/maxMemoryMb",schemaPath:"#/properties/limits/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxMemoryMb.type,parentSchema:schema11.properties.limits.properties.maxMemoryMb,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -211,8 +210,11 @@ vErrors.push(err14);
 errors++;
 }
 }
-else {
-const err15 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data10};
+if(data8.maxResultBytes !== undefined){
+let data11 = data8.maxResultBytes;
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 <= 0 || isNaN(data11)){
+const err15 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -222,11 +224,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data7.abortGraceMs !== undefined){
-let data11 = data7.abortGraceMs;
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 <= 0 || isNaN(data11)){
-const err16 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
+else {
+const err16 = {instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.maxResultBytes.type,parentSchema:schema11.properties.limits.properties.maxResultBytes,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -236,8 +235,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data11};
+if(data8.abortGraceMs !== undefined){
+let data12 = data8.abortGraceMs;
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 <= 0 || isNaN(data12)){
+const err17 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -247,9 +249,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
 else {
-const err18 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data7};
+const err18 = {instancePath:instancePath+"/limits/abortGraceMs",schemaPath:"#/properties/limits/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.limits.properties.abortGraceMs.type,parentSchema:schema11.properties.limits.properties.abortGraceMs,data:data12};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -259,16 +260,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.toolLimits !== undefined){
-let data12 = data.toolLimits;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key3 in data12){
-if(pattern0.test(key3)){
-let data13 = data12[key3];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key4 in data13){
-if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
-const err19 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
+}
+else {
+const err19 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.limits.type,parentSchema:schema11.properties.limits,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -278,11 +272,16 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data13.timeoutMs !== undefined){
-let data14 = data13.timeoutMs;
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 <= 0 || isNaN(data14)){
-const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
+if(data.toolLimits !== undefined){
+let data13 = data.toolLimits;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key3 in data13){
+if(pattern0.test(key3)){
+let data14 = data13[key3];
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key4 in data14){
+if(!((((key4 === "timeoutMs") || (key4 === "maxMemoryMb")) || (key4 === "maxResultBytes")) || (key4 === "abortGraceMs"))){
+const err20 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -292,8 +291,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data14};
+if(data14.timeoutMs !== undefined){
+let data15 = data14.timeoutMs;
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 <= 0 || isNaN(data15)){
+const err21 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data15};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -303,11 +305,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data13.maxMemoryMb !== undefined){
-let data15 = data13.maxMemoryMb;
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 16 || isNaN(data15)){
-const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
+else {
+const err22 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.timeoutMs,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -317,8 +316,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data15};
+if(data14.maxMemoryMb !== undefined){
+let data16 = data14.maxMemoryMb;
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 16 || isNaN(data16)){
+const err23 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -328,11 +330,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data13.maxResultBytes !== undefined){
-let data16 = data13.maxResultBytes;
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 <= 0 || isNaN(data16)){
-const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
+else {
+const err24 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxMemoryMb",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxMemoryMb/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxMemoryMb,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -342,8 +341,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data16};
+if(data14.maxResultBytes !== undefined){
+let data17 = data14.maxResultBytes;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 <= 0 || isNaN(data17)){
+const err25 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -353,11 +355,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data13.abortGraceMs !== undefined){
-let data17 = data13.abortGraceMs;
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 <= 0 || isNaN(data17)){
-const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
+else {
+const err26 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/maxResultBytes",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/maxResultBytes/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.maxResultBytes,data:data17};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -367,8 +366,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data17};
+if(data14.abortGraceMs !== undefined){
+let data18 = data14.abortGraceMs;
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 <= 0 || isNaN(data18)){
+const err27 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data18};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -378,9 +380,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
 else {
-const err28 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data13};
+const err28 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/abortGraceMs",schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/properties/abortGraceMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs.type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"].properties.abortGraceMs,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -391,9 +392,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err29 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data12};
+const err29 = {instancePath:instancePath+"/toolLimits/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/toolLimits/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.toolLimits.patternProperties["^(.*)$"],data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -403,12 +403,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.workers !== undefined){
-let data18 = data.workers;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key5 in data18){
-if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
-const err30 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data18};
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/toolLimits",schemaPath:"#/properties/toolLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.toolLimits.type,parentSchema:schema11.properties.toolLimits,data:data13};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -418,10 +416,12 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data18.min !== undefined){
-let data19 = data18.min;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err31 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data19};
+if(data.workers !== undefined){
+let data19 = data.workers;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+for(const key5 in data19){
+if(!((((key5 === "min") || (key5 === "max")) || (key5 === "idleTimeoutMs")) || (key5 === "loadTimeoutMs"))){
+const err31 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.workers,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -430,9 +430,11 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err32 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data19};
+}
+if(data19.min !== undefined){
+let data20 = data19.min;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err32 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.min.type,parentSchema:schema11.properties.workers.properties.min,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -441,12 +443,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-}
-if(data18.max !== undefined){
-let data20 = data18.max;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err33 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data20};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err33 = {instancePath:instancePath+"/workers/min",schemaPath:"#/properties/workers/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.min,data:data20};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -455,9 +454,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 1 || isNaN(data20)){
-const err34 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data20};
+}
+}
+if(data19.max !== undefined){
+let data21 = data19.max;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err34 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.max.type,parentSchema:schema11.properties.workers.properties.max,data:data21};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -466,12 +468,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-if(data18.idleTimeoutMs !== undefined){
-let data21 = data18.idleTimeoutMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err35 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
+const err35 = {instancePath:instancePath+"/workers/max",schemaPath:"#/properties/workers/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.max,data:data21};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -480,9 +479,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err36 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data21};
+}
+}
+if(data19.idleTimeoutMs !== undefined){
+let data22 = data19.idleTimeoutMs;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err36 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.idleTimeoutMs.type,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -491,12 +493,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data18.loadTimeoutMs !== undefined){
-let data22 = data18.loadTimeoutMs;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err37 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err37 = {instancePath:instancePath+"/workers/idleTimeoutMs",schemaPath:"#/properties/workers/properties/idleTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema11.properties.workers.properties.idleTimeoutMs,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -505,9 +504,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 1 || isNaN(data22)){
-const err38 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data22};
+}
+}
+if(data19.loadTimeoutMs !== undefined){
+let data23 = data19.loadTimeoutMs;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err38 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.workers.properties.loadTimeoutMs.type,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data23};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -516,11 +518,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data18};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 1 || isNaN(data23)){
+const err39 = {instancePath:instancePath+"/workers/loadTimeoutMs",schemaPath:"#/properties/workers/properties/loadTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.workers.properties.loadTimeoutMs,data:data23};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -530,10 +530,10 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.isolation !== undefined){
-let data23 = data.isolation;
-if(typeof data23 !== "string"){
-const err40 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data23};
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/workers",schemaPath:"#/properties/workers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.workers.type,parentSchema:schema11.properties.workers,data:data19};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -542,8 +542,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!(((data23 === "worker") || (data23 === "process")) || (data23 === "sandbox"))){
-const err41 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data23};
+}
+if(data.isolation !== undefined){
+let data24 = data.isolation;
+if(typeof data24 !== "string"){
+const err41 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.isolation.type,parentSchema:schema11.properties.isolation,data:data24};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -552,13 +555,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data.permissions !== undefined){
-let data24 = data.permissions;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-for(const key6 in data24){
-if(!((((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "fsWriteShared")) || (key6 === "net"))){
-const err42 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data24};
+if(!(((data24 === "worker") || (data24 === "process")) || (data24 === "sandbox"))){
+const err42 = {instancePath:instancePath+"/isolation",schemaPath:"#/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.isolation.enum,parentSchema:schema11.properties.isolation,data:data24};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -568,15 +566,12 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data24.fsRead !== undefined){
-let data25 = data24.fsRead;
-if(Array.isArray(data25)){
-const len0 = data25.length;
-for(let i0=0; i0<len0; i0++){
-let data26 = data25[i0];
-if(typeof data26 === "string"){
-if(func3(data26) < 1){
-const err43 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
+if(data.permissions !== undefined){
+let data25 = data.permissions;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key6 in data25){
+if(!((((key6 === "fsRead") || (key6 === "fsWrite")) || (key6 === "fsWriteShared")) || (key6 === "net"))){
+const err43 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.permissions,data:data25};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -586,8 +581,15 @@ vErrors.push(err43);
 errors++;
 }
 }
-else {
-const err44 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data26};
+if(data25.fsRead !== undefined){
+let data26 = data25.fsRead;
+if(Array.isArray(data26)){
+const len0 = data26.length;
+for(let i0=0; i0<len0; i0++){
+let data27 = data26[i0];
+if(typeof data27 === "string"){
+if(func3(data27) < 1){
+const err44 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data27};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -597,9 +599,8 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
 else {
-const err45 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data25};
+const err45 = {instancePath:instancePath+"/permissions/fsRead/" + i0,schemaPath:"#/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.permissions.properties.fsRead.items,data:data27};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -609,15 +610,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data24.fsWrite !== undefined){
-let data27 = data24.fsWrite;
-if(Array.isArray(data27)){
-const len1 = data27.length;
-for(let i1=0; i1<len1; i1++){
-let data28 = data27[i1];
-if(typeof data28 === "string"){
-if(func3(data28) < 1){
-const err46 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
+}
+else {
+const err46 = {instancePath:instancePath+"/permissions/fsRead",schemaPath:"#/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.permissions.properties.fsRead,data:data26};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -627,8 +622,15 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data28};
+if(data25.fsWrite !== undefined){
+let data28 = data25.fsWrite;
+if(Array.isArray(data28)){
+const len1 = data28.length;
+for(let i1=0; i1<len1; i1++){
+let data29 = data28[i1];
+if(typeof data29 === "string"){
+if(func3(data29) < 1){
+const err47 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data29};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -638,9 +640,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-}
 else {
-const err48 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data27};
+const err48 = {instancePath:instancePath+"/permissions/fsWrite/" + i1,schemaPath:"#/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.permissions.properties.fsWrite.items,data:data29};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -650,15 +651,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data24.fsWriteShared !== undefined){
-let data29 = data24.fsWriteShared;
-if(Array.isArray(data29)){
-const len2 = data29.length;
-for(let i2=0; i2<len2; i2++){
-let data30 = data29[i2];
-if(typeof data30 === "string"){
-if(func3(data30) < 1){
-const err49 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data30};
+}
+else {
+const err49 = {instancePath:instancePath+"/permissions/fsWrite",schemaPath:"#/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.permissions.properties.fsWrite,data:data28};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -668,8 +663,15 @@ vErrors.push(err49);
 errors++;
 }
 }
-else {
-const err50 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWriteShared.items.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data30};
+if(data25.fsWriteShared !== undefined){
+let data30 = data25.fsWriteShared;
+if(Array.isArray(data30)){
+const len2 = data30.length;
+for(let i2=0; i2<len2; i2++){
+let data31 = data30[i2];
+if(typeof data31 === "string"){
+if(func3(data31) < 1){
+const err50 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data31};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -679,9 +681,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
 else {
-const err51 = {instancePath:instancePath+"/permissions/fsWriteShared",schemaPath:"#/properties/permissions/properties/fsWriteShared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWriteShared.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared,data:data29};
+const err51 = {instancePath:instancePath+"/permissions/fsWriteShared/" + i2,schemaPath:"#/properties/permissions/properties/fsWriteShared/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.fsWriteShared.items.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -691,13 +692,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data24.net !== undefined){
-let data31 = data24.net;
-const _errs98 = errors;
-let valid13 = false;
-const _errs99 = errors;
-if(typeof data31 !== "boolean"){
-const err52 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data31};
+}
+else {
+const err52 = {instancePath:instancePath+"/permissions/fsWriteShared",schemaPath:"#/properties/permissions/properties/fsWriteShared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.fsWriteShared.type,parentSchema:schema11.properties.permissions.properties.fsWriteShared,data:data30};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -706,17 +703,14 @@ vErrors.push(err52);
 }
 errors++;
 }
-var _valid0 = _errs99 === errors;
-valid13 = valid13 || _valid0;
-if(!valid13){
+}
+if(data25.net !== undefined){
+let data32 = data25.net;
+const _errs100 = errors;
+let valid13 = false;
 const _errs101 = errors;
-if(Array.isArray(data31)){
-const len3 = data31.length;
-for(let i3=0; i3<len3; i3++){
-let data32 = data31[i3];
-if(typeof data32 === "string"){
-if(func3(data32) < 1){
-const err53 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data32};
+if(typeof data32 !== "boolean"){
+const err53 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.permissions.properties.net.anyOf[0].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[0],data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -725,9 +719,17 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data32};
+var _valid0 = _errs101 === errors;
+valid13 = valid13 || _valid0;
+if(!valid13){
+const _errs103 = errors;
+if(Array.isArray(data32)){
+const len3 = data32.length;
+for(let i3=0; i3<len3; i3++){
+let data33 = data32[i3];
+if(typeof data33 === "string"){
+if(func3(data33) < 1){
+const err54 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data33};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -737,9 +739,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
 else {
-const err55 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data31};
+const err55 = {instancePath:instancePath+"/permissions/net/" + i3,schemaPath:"#/properties/permissions/properties/net/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.permissions.properties.net.anyOf[1].items.type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1].items,data:data33};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -748,11 +749,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid0 = _errs101 === errors;
-valid13 = valid13 || _valid0;
 }
-if(!valid13){
-const err56 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data31};
+}
+else {
+const err56 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.permissions.properties.net.anyOf[1].type,parentSchema:schema11.properties.permissions.properties.net.anyOf[1],data:data32};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -761,11 +761,24 @@ vErrors.push(err56);
 }
 errors++;
 }
+var _valid0 = _errs103 === errors;
+valid13 = valid13 || _valid0;
+}
+if(!valid13){
+const err57 = {instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.permissions.properties.net.anyOf,parentSchema:schema11.properties.permissions.properties.net,data:data32};
+if(vErrors === null){
+vErrors = [err57];
+}
 else {
-errors = _errs98;
+vErrors.push(err57);
+}
+errors++;
+}
+else {
+errors = _errs100;
 if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
+if(_errs100){
+vErrors.length = _errs100;
 }
 else {
 vErrors = null;
@@ -775,27 +788,7 @@ vErrors = null;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data24};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-}
-if(data.env !== undefined){
-let data33 = data.env;
-const _errs107 = errors;
-let valid16 = false;
-const _errs108 = errors;
-if(Array.isArray(data33)){
-const len4 = data33.length;
-for(let i4=0; i4<len4; i4++){
-let data34 = data33[i4];
-if(typeof data34 !== "string"){
-const err58 = {instancePath:instancePath+"/env/" + i4,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data34};
+const err58 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.permissions.type,parentSchema:schema11.properties.permissions,data:data25};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -805,9 +798,17 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data33};
+if(data.env !== undefined){
+let data34 = data.env;
+const _errs109 = errors;
+let valid16 = false;
+const _errs110 = errors;
+if(Array.isArray(data34)){
+const len4 = data34.length;
+for(let i4=0; i4<len4; i4++){
+let data35 = data34[i4];
+if(typeof data35 !== "string"){
+const err59 = {instancePath:instancePath+"/env/" + i4,schemaPath:"#/properties/env/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[0].items.type,parentSchema:schema11.properties.env.anyOf[0].items,data:data35};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -816,16 +817,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-var _valid1 = _errs108 === errors;
-valid16 = valid16 || _valid1;
-if(!valid16){
-const _errs112 = errors;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key7 in data33){
-if(pattern0.test(key7)){
-let data35 = data33[key7];
-if(typeof data35 !== "string"){
-const err60 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data35};
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.env.anyOf[0].type,parentSchema:schema11.properties.env.anyOf[0],data:data34};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -834,11 +829,16 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data33};
+var _valid1 = _errs110 === errors;
+valid16 = valid16 || _valid1;
+if(!valid16){
+const _errs114 = errors;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key7 in data34){
+if(pattern0.test(key7)){
+let data36 = data34[key7];
+if(typeof data36 !== "string"){
+const err61 = {instancePath:instancePath+"/env/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/anyOf/1/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"].type,parentSchema:schema11.properties.env.anyOf[1].patternProperties["^(.*)$"],data:data36};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -847,11 +847,11 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid1 = _errs112 === errors;
-valid16 = valid16 || _valid1;
 }
-if(!valid16){
-const err62 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data33};
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.env.anyOf[1].type,parentSchema:schema11.properties.env.anyOf[1],data:data34};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -860,23 +860,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-else {
-errors = _errs107;
-if(vErrors !== null){
-if(_errs107){
-vErrors.length = _errs107;
+var _valid1 = _errs114 === errors;
+valid16 = valid16 || _valid1;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.remote !== undefined){
-let data36 = data.remote;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.execute === undefined){
-const err63 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data36};
+if(!valid16){
+const err63 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.env.anyOf,parentSchema:schema11.properties.env,data:data34};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -885,8 +873,23 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data36.close === undefined){
-const err64 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data36};
+else {
+errors = _errs109;
+if(vErrors !== null){
+if(_errs109){
+vErrors.length = _errs109;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.remote !== undefined){
+let data37 = data.remote;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.execute === undefined){
+const err64 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "execute"},message:"must have required property '"+"execute"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data37};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -895,10 +898,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data36.execute !== undefined){
-let data37 = data36.execute;
-if(typeof data37 !== "function"){
-const err65 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data37};
+if(data37.close === undefined){
+const err65 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/required",keyword:"required",params:{missingProperty: "close"},message:"must have required property '"+"close"+"'",schema:schema11.properties.remote.required,parentSchema:schema11.properties.remote,data:data37};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -907,11 +908,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-if(data36.close !== undefined){
-let data38 = data36.close;
+if(data37.execute !== undefined){
+let data38 = data37.execute;
 if(typeof data38 !== "function"){
-const err66 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data38};
+const err66 = {instancePath:instancePath+"/remote/execute",schemaPath:"#/properties/remote/properties/execute/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.execute,data:data38};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -921,9 +921,10 @@ vErrors.push(err66);
 errors++;
 }
 }
-}
-else {
-const err67 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data36};
+if(data37.close !== undefined){
+let data39 = data37.close;
+if(typeof data39 !== "function"){
+const err67 = {instancePath:instancePath+"/remote/close",schemaPath:"#/properties/remote/properties/close/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.remote.properties.close,data:data39};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -933,11 +934,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data.ledger !== undefined){
-let data39 = data.ledger;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.name === undefined){
-const err68 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
+}
+else {
+const err68 = {instancePath:instancePath+"/remote",schemaPath:"#/properties/remote/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.remote.type,parentSchema:schema11.properties.remote,data:data37};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -946,8 +945,12 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(data39.claim === undefined){
-const err69 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "claim"},message:"must have required property '"+"claim"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
+}
+if(data.ledger !== undefined){
+let data40 = data.ledger;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.name === undefined){
+const err69 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -956,8 +959,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data39.end === undefined){
-const err70 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
+if(data40.claim === undefined){
+const err70 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "claim"},message:"must have required property '"+"claim"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data40};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -966,8 +969,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data39.release === undefined){
-const err71 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "release"},message:"must have required property '"+"release"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data39};
+if(data40.end === undefined){
+const err71 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data40};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -976,10 +979,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(data39.name !== undefined){
-let data40 = data39.name;
-if(typeof data40 !== "string"){
-const err72 = {instancePath:instancePath+"/ledger/name",schemaPath:"#/properties/ledger/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.ledger.properties.name.type,parentSchema:schema11.properties.ledger.properties.name,data:data40};
+if(data40.release === undefined){
+const err72 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/required",keyword:"required",params:{missingProperty: "release"},message:"must have required property '"+"release"+"'",schema:schema11.properties.ledger.required,parentSchema:schema11.properties.ledger,data:data40};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -988,11 +989,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-if(data39.claim !== undefined){
-let data41 = data39.claim;
-if(typeof data41 !== "function"){
-const err73 = {instancePath:instancePath+"/ledger/claim",schemaPath:"#/properties/ledger/properties/claim/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.claim,data:data41};
+if(data40.name !== undefined){
+let data41 = data40.name;
+if(typeof data41 !== "string"){
+const err73 = {instancePath:instancePath+"/ledger/name",schemaPath:"#/properties/ledger/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.ledger.properties.name.type,parentSchema:schema11.properties.ledger.properties.name,data:data41};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1002,10 +1002,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data39.end !== undefined){
-let data42 = data39.end;
+if(data40.claim !== undefined){
+let data42 = data40.claim;
 if(typeof data42 !== "function"){
-const err74 = {instancePath:instancePath+"/ledger/end",schemaPath:"#/properties/ledger/properties/end/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.end,data:data42};
+const err74 = {instancePath:instancePath+"/ledger/claim",schemaPath:"#/properties/ledger/properties/claim/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.claim,data:data42};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1015,10 +1015,10 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data39.release !== undefined){
-let data43 = data39.release;
+if(data40.end !== undefined){
+let data43 = data40.end;
 if(typeof data43 !== "function"){
-const err75 = {instancePath:instancePath+"/ledger/release",schemaPath:"#/properties/ledger/properties/release/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.release,data:data43};
+const err75 = {instancePath:instancePath+"/ledger/end",schemaPath:"#/properties/ledger/properties/end/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.end,data:data43};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1028,9 +1028,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-else {
-const err76 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.ledger.type,parentSchema:schema11.properties.ledger,data:data39};
+if(data40.release !== undefined){
+let data44 = data40.release;
+if(typeof data44 !== "function"){
+const err76 = {instancePath:instancePath+"/ledger/release",schemaPath:"#/properties/ledger/properties/release/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.ledger.properties.release,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1040,16 +1041,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data.mcpServers !== undefined){
-let data44 = data.mcpServers;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-for(const key8 in data44){
-if(pattern0.test(key8)){
-let data45 = data44[key8];
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key9 in data45){
-if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
-const err77 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data45};
+}
+else {
+const err77 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.ledger.type,parentSchema:schema11.properties.ledger,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1059,11 +1053,16 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data45.command !== undefined){
-let data46 = data45.command;
-if(typeof data46 === "string"){
-if(func3(data46) < 1){
-const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data46};
+if(data.mcpServers !== undefined){
+let data45 = data.mcpServers;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key8 in data45){
+if(pattern0.test(key8)){
+let data46 = data45[key8];
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key9 in data46){
+if(!(func2.call(schema11.properties.mcpServers.patternProperties["^(.*)$"].properties, key9))){
+const err78 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data46};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1073,8 +1072,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data46};
+if(data46.command !== undefined){
+let data47 = data46.command;
+if(typeof data47 === "string"){
+if(func3(data47) < 1){
+const err79 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data47};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1084,14 +1086,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data45.args !== undefined){
-let data47 = data45.args;
-if(Array.isArray(data47)){
-const len5 = data47.length;
-for(let i5=0; i5<len5; i5++){
-let data48 = data47[i5];
-if(typeof data48 !== "string"){
-const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data48};
+else {
+const err80 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.command,data:data47};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1101,9 +1097,14 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
-else {
-const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data47};
+if(data46.args !== undefined){
+let data48 = data46.args;
+if(Array.isArray(data48)){
+const len5 = data48.length;
+for(let i5=0; i5<len5; i5++){
+let data49 = data48[i5];
+if(typeof data49 !== "string"){
+const err81 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i5,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.items,data:data49};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1113,14 +1114,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data45.env !== undefined){
-let data49 = data45.env;
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-for(const key10 in data49){
-if(pattern0.test(key10)){
-let data50 = data49[key10];
-if(typeof data50 !== "string"){
-const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data50};
+}
+else {
+const err82 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.args,data:data48};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1130,10 +1126,14 @@ vErrors.push(err82);
 errors++;
 }
 }
-}
-}
-else {
-const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data49};
+if(data46.env !== undefined){
+let data50 = data46.env;
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+for(const key10 in data50){
+if(pattern0.test(key10)){
+let data51 = data50[key10];
+if(typeof data51 !== "string"){
+const err83 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.patternProperties["^(.*)$"],data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1143,11 +1143,10 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data45.cwd !== undefined){
-let data51 = data45.cwd;
-if(typeof data51 === "string"){
-if(func3(data51) < 1){
-const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data51};
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.env,data:data50};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1157,8 +1156,11 @@ vErrors.push(err84);
 errors++;
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data51};
+if(data46.cwd !== undefined){
+let data52 = data46.cwd;
+if(typeof data52 === "string"){
+if(func3(data52) < 1){
+const err85 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data52};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1168,10 +1170,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data45.isolation !== undefined){
-let data52 = data45.isolation;
-if(typeof data52 !== "string"){
-const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data52};
+else {
+const err86 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/cwd/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.cwd,data:data52};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1180,8 +1180,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(!((data52 === "process") || (data52 === "sandbox"))){
-const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data52};
+}
+if(data46.isolation !== undefined){
+let data53 = data46.isolation;
+if(typeof data53 !== "string"){
+const err87 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data53};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1190,13 +1193,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data45.permissions !== undefined){
-let data53 = data45.permissions;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-for(const key11 in data53){
-if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
-const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data53};
+if(!((data53 === "process") || (data53 === "sandbox"))){
+const err88 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/isolation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/isolation/enum",keyword:"enum",params:{allowedValues: schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation.enum,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.isolation,data:data53};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1206,15 +1204,12 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data53.fsRead !== undefined){
-let data54 = data53.fsRead;
-if(Array.isArray(data54)){
-const len6 = data54.length;
-for(let i6=0; i6<len6; i6++){
-let data55 = data54[i6];
-if(typeof data55 === "string"){
-if(func3(data55) < 1){
-const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data55};
+if(data46.permissions !== undefined){
+let data54 = data46.permissions;
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+for(const key11 in data54){
+if(!(((key11 === "fsRead") || (key11 === "fsWrite")) || (key11 === "net"))){
+const err89 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data54};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1224,8 +1219,15 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data55};
+if(data54.fsRead !== undefined){
+let data55 = data54.fsRead;
+if(Array.isArray(data55)){
+const len6 = data55.length;
+for(let i6=0; i6<len6; i6++){
+let data56 = data55[i6];
+if(typeof data56 === "string"){
+if(func3(data56) < 1){
+const err90 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data56};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1235,9 +1237,8 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
 else {
-const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data54};
+const err91 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead/" + i6,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.items,data:data56};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1247,15 +1248,9 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data53.fsWrite !== undefined){
-let data56 = data53.fsWrite;
-if(Array.isArray(data56)){
-const len7 = data56.length;
-for(let i7=0; i7<len7; i7++){
-let data57 = data56[i7];
-if(typeof data57 === "string"){
-if(func3(data57) < 1){
-const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data57};
+}
+else {
+const err92 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsRead",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsRead/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsRead,data:data55};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1265,8 +1260,15 @@ vErrors.push(err92);
 errors++;
 }
 }
-else {
-const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data57};
+if(data54.fsWrite !== undefined){
+let data57 = data54.fsWrite;
+if(Array.isArray(data57)){
+const len7 = data57.length;
+for(let i7=0; i7<len7; i7++){
+let data58 = data57[i7];
+if(typeof data58 === "string"){
+if(func3(data58) < 1){
+const err93 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data58};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1276,9 +1278,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
 else {
-const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data56};
+const err94 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite/" + i7,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.items,data:data58};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1288,15 +1289,9 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data53.net !== undefined){
-let data58 = data53.net;
-if(Array.isArray(data58)){
-const len8 = data58.length;
-for(let i8=0; i8<len8; i8++){
-let data59 = data58[i8];
-if(typeof data59 === "string"){
-if(func3(data59) < 1){
-const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data59};
+}
+else {
+const err95 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/fsWrite",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/fsWrite/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.fsWrite,data:data57};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1306,8 +1301,15 @@ vErrors.push(err95);
 errors++;
 }
 }
-else {
-const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data59};
+if(data54.net !== undefined){
+let data59 = data54.net;
+if(Array.isArray(data59)){
+const len8 = data59.length;
+for(let i8=0; i8<len8; i8++){
+let data60 = data59[i8];
+if(typeof data60 === "string"){
+if(func3(data60) < 1){
+const err96 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data60};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1317,9 +1319,8 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
 else {
-const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data58};
+const err97 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net/" + i8,schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.items,data:data60};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1331,7 +1332,7 @@ errors++;
 }
 }
 else {
-const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data53};
+const err98 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions/net",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/properties/net/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.properties.net,data:data59};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1341,11 +1342,9 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data45.timeoutMs !== undefined){
-let data60 = data45.timeoutMs;
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 <= 0 || isNaN(data60)){
-const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data60};
+}
+else {
+const err99 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/permissions",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.permissions,data:data54};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1355,8 +1354,11 @@ vErrors.push(err99);
 errors++;
 }
 }
-else {
-const err100 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data60};
+if(data46.timeoutMs !== undefined){
+let data61 = data46.timeoutMs;
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 <= 0 || isNaN(data61)){
+const err100 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data61};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1366,13 +1368,8 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data45.needsApproval !== undefined){
-let data61 = data45.needsApproval;
-const _errs191 = errors;
-let valid34 = false;
-const _errs192 = errors;
-if(typeof data61 !== "boolean"){
-const err101 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data61};
+else {
+const err101 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/timeoutMs",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/timeoutMs/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.timeoutMs,data:data61};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1381,12 +1378,14 @@ vErrors.push(err101);
 }
 errors++;
 }
-var _valid2 = _errs192 === errors;
-valid34 = valid34 || _valid2;
-if(!valid34){
+}
+if(data46.needsApproval !== undefined){
+let data62 = data46.needsApproval;
+const _errs193 = errors;
+let valid34 = false;
 const _errs194 = errors;
-if(typeof data61 !== "function"){
-const err102 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data61};
+if(typeof data62 !== "boolean"){
+const err102 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[0],data:data62};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1397,9 +1396,10 @@ errors++;
 }
 var _valid2 = _errs194 === errors;
 valid34 = valid34 || _valid2;
-}
 if(!valid34){
-const err103 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data61};
+const _errs196 = errors;
+if(typeof data62 !== "function"){
+const err103 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf/1/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf[1],data:data62};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1408,23 +1408,11 @@ vErrors.push(err103);
 }
 errors++;
 }
-else {
-errors = _errs191;
-if(vErrors !== null){
-if(_errs191){
-vErrors.length = _errs191;
+var _valid2 = _errs196 === errors;
+valid34 = valid34 || _valid2;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data45.url !== undefined){
-let data62 = data45.url;
-if(typeof data62 === "string"){
-if(func3(data62) < 1){
-const err104 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data62};
+if(!valid34){
+const err104 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/needsApproval",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/needsApproval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval.anyOf,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.needsApproval,data:data62};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1433,9 +1421,23 @@ vErrors.push(err104);
 }
 errors++;
 }
+else {
+errors = _errs193;
+if(vErrors !== null){
+if(_errs193){
+vErrors.length = _errs193;
 }
 else {
-const err105 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data62};
+vErrors = null;
+}
+}
+}
+}
+if(data46.url !== undefined){
+let data63 = data46.url;
+if(typeof data63 === "string"){
+if(func3(data63) < 1){
+const err105 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data63};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1445,14 +1447,8 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data45.headers !== undefined){
-let data63 = data45.headers;
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
-for(const key12 in data63){
-if(pattern0.test(key12)){
-let data64 = data63[key12];
-if(typeof data64 !== "string"){
-const err106 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data64};
+else {
+const err106 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.url,data:data63};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1462,10 +1458,14 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
-}
-else {
-const err107 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data63};
+if(data46.headers !== undefined){
+let data64 = data46.headers;
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+for(const key12 in data64){
+if(pattern0.test(key12)){
+let data65 = data64[key12];
+if(typeof data65 !== "string"){
+const err107 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.patternProperties["^(.*)$"],data:data65};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1476,8 +1476,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err108 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data45};
+const err108 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.headers,data:data64};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1487,10 +1488,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-}
-else {
-const err109 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data44};
+if(data46.authProvider !== undefined){
+let data66 = data46.authProvider;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.tokens === undefined){
+const err109 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/required",keyword:"required",params:{missingProperty: "tokens"},message:"must have required property '"+"tokens"+"'",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.required,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider,data:data66};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1499,15 +1501,110 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-}
-else {
-const err110 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data66.clientInformation === undefined){
+const err110 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/required",keyword:"required",params:{missingProperty: "clientInformation"},message:"must have required property '"+"clientInformation"+"'",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.required,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider,data:data66};
 if(vErrors === null){
 vErrors = [err110];
 }
 else {
 vErrors.push(err110);
+}
+errors++;
+}
+if(data66.saveTokens === undefined){
+const err111 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/required",keyword:"required",params:{missingProperty: "saveTokens"},message:"must have required property '"+"saveTokens"+"'",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.required,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider,data:data66};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+if(data66.tokens !== undefined){
+let data67 = data66.tokens;
+if(typeof data67 !== "function"){
+const err112 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider/tokens",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/properties/tokens/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.properties.tokens,data:data67};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+if(data66.clientInformation !== undefined){
+let data68 = data66.clientInformation;
+if(typeof data68 !== "function"){
+const err113 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider/clientInformation",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/properties/clientInformation/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.properties.clientInformation,data:data68};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data66.saveTokens !== undefined){
+let data69 = data66.saveTokens;
+if(typeof data69 !== "function"){
+const err114 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider/saveTokens",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/properties/saveTokens/typeof",keyword:"typeof",params:{},message:"must pass \"typeof\" keyword validation",schema:"function",parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.properties.saveTokens,data:data69};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1")+"/authProvider",schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/properties/authProvider/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider.type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"].properties.authProvider,data:data66};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/mcpServers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcpServers/patternProperties/%5E(.*)%24/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.patternProperties["^(.*)$"].type,parentSchema:schema11.properties.mcpServers.patternProperties["^(.*)$"],data:data46};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err117 = {instancePath:instancePath+"/mcpServers",schemaPath:"#/properties/mcpServers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcpServers.type,parentSchema:schema11.properties.mcpServers,data:data45};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+}
+else {
+const err118 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
 }
 errors++;
 }

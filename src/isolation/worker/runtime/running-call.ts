@@ -1,7 +1,8 @@
 import { getHeapStatistics } from 'node:v8';
 import type { MessagePort } from 'node:worker_threads';
 import { CallContext, type ContextOwner } from '../../../core/call-context.ts';
-import { boundText, errorMessage } from '../../../core/errors.ts';
+import { ElicitErrors, boundText, errorMessage } from '../../../core/errors.ts';
+import { elicitReplyError, noOneToAsk, type ElicitRequest, type ElicitResult } from '../../../core/elicitation.ts';
 import { copyPayload } from '../payload.ts';
 import type { ExecuteTask, ResultMessage, UpdateMessage, WorkerUsage } from '../protocol.ts';
 import { stopError, type StopReason } from '../../../core/stop-timer.ts';
@@ -34,6 +35,9 @@ const heapStatistics = getHeapStatistics;
 
 export type CallHost = (call: RunningCall, name: string, args: unknown[]) => Promise<unknown>;
 
+/** Sends the call's question (ctx.elicit) to the host; resolves with the host's checked answer. */
+export type AskHost = (call: RunningCall, request: unknown) => Promise<ElicitResult>;
+
 /** Reads the host's messages already waiting on the channel, without waiting for an event-loop turn. */
 export type PollHost = () => void;
 
@@ -53,6 +57,8 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   #flushTimer: NodeJS.Timeout | undefined;
   /** The thread's CPU time when `execute` was called (0 where it cannot be measured). */
   readonly #onSettle = new Set<() => void>();
+  /** Questions (ctx.elicit) waiting for an answer: a stop ends them. */
+  readonly #onAbort = new Set<() => void>();
   readonly context: ToolContext;
 
   constructor(
@@ -60,6 +66,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     private readonly port: MessagePort,
     callHost: CallHost,
     private readonly pollHost: PollHost,
+    private readonly askHost?: AskHost,
   ) {
     this.context = new CallContext(
       this,
@@ -144,6 +151,8 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   abort(reason: StopReason): void {
     this.#abortReason ??= reason;
     this.#controller?.abort(stopError(reason));
+    for (const cancel of this.#onAbort) cancel();
+    this.#onAbort.clear();
   }
 
   /** The host has consumed this many of the call's updates. */
@@ -173,6 +182,28 @@ export class RunningCall implements ContextOwner, ResourceOwner {
       };
     }
     return functions;
+  }
+
+  /**
+   * The tool's question, relayed to the host (which checks it, asks and
+   * checks the answer). It rejects when the call is stopped (its signal
+   * fires) or ends, so a tool never acts on an answer after its call is over.
+   */
+  elicit(request: ElicitRequest): Promise<ElicitResult> {
+    const ended = () => elicitReplyError(ElicitErrors.ended(), 'TOOLPOOL_ERR_ELICITATION');
+    if (!this.askHost) return noOneToAsk();
+    if (this.#settled || this.#abortReason) return Promise.reject(ended());
+    return new Promise((resolve, reject) => {
+      const cancel = () => reject(ended());
+      this.#onSettle.add(cancel);
+      this.#onAbort.add(cancel);
+      this.askHost!(this, request)
+        .then(resolve, reject)
+        .finally(() => {
+          this.#onSettle.delete(cancel);
+          this.#onAbort.delete(cancel);
+        });
+    });
   }
 
   /** The call's signal, made on first use. */

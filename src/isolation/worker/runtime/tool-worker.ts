@@ -12,6 +12,7 @@
  * or changes the shared realm retires this worker (see leftovers.ts and
  * realm-integrity.ts), so nothing it left can hurt a later call.
  */
+import { elicitReplyError, type ElicitResult } from '../../../core/elicitation.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MessageChannel, parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { boundText, errorMessage } from '../../../core/errors.ts';
@@ -279,7 +280,7 @@ function announceThen(task: ExecuteTask, tool: Tool): undefined | Promise<undefi
 }
 
 function runCall(task: ExecuteTask, tool: Tool): { call: RunningCall; reply: ResultMessage | Promise<ResultMessage> } {
-  const call = new RunningCall(task, port, callHost, pollHostMessages);
+  const call = new RunningCall(task, port, callHost, pollHostMessages, askHost);
   running.set(task.runId, call);
   const reply = currentCall.run(call, () => call.run(() => executeTool(tool, task.args, call.context)));
   return { call, reply };
@@ -363,5 +364,24 @@ function settleHostCall(message: HostReplyMessage): void {
   if (!pending) return;
   hostReplies.delete(message.id);
   if (message.ok) pending.resolve(message.value);
-  else pending.reject(new Error(message.error));
+  else pending.reject(elicitReplyError(String(message.error), message.code));
+}
+
+/** A tool's question (ctx.elicit) on the channel, answered like a host call; the host checks the request and the answer. */
+function askHost(call: RunningCall, request: unknown): Promise<ElicitResult> {
+  const id = nextHostCall++;
+  return new Promise((resolve, reject) => {
+    hostReplies.set(id, { resolve: resolve as (value: unknown) => void, reject });
+    try {
+      postOnPort(port, { t: 'elicit', runId: call.task.runId, id, request });
+    } catch (error) {
+      hostReplies.delete(id);
+      reject(
+        elicitReplyError(
+          `ctx.elicit() refused: the request cannot be sent (${errorMessage(error)}).`,
+          'TOOLPOOL_ERR_ELICITATION',
+        ),
+      );
+    }
+  });
 }

@@ -1,0 +1,47 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitHandler } from '../core/elicitation.ts';
+import { errorMessage } from '../core/errors.ts';
+import { checkElicitAnswer, checkElicitRequest, withElicitDefaults } from '../tools/elicitation-check.ts';
+
+/** The capability a client declares when the host can answer a server's questions: MCP elicitation, form mode. */
+export const ELICITATION_CAPABILITY = { elicitation: { form: {} } } as const;
+
+/**
+ * Answers a server's `elicitation/create` through the host's `onElicit`
+ * (the same handler that answers the executor's own tools), as the
+ * person's answer: the request is checked as a tool's would be (a flat
+ * form, bounded), the fields an accepted answer left out get the schema's
+ * defaults (SEP-1034), and the answer must fit the form before it is sent.
+ * The handler is told the server's name as `toolName` (the question belongs
+ * to one of its calls; the protocol does not say which).
+ */
+export function answerElicitations(client: Client, server: string, onElicit: ElicitHandler): void {
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+    const { params } = request;
+    if (params.mode === 'url')
+      throw new McpError(ErrorCode.InvalidParams, 'toolpool answers elicitation in form mode only');
+    const checked = checkElicitRequest({ message: params.message, requestedSchema: params.requestedSchema });
+    if (typeof checked === 'string')
+      throw new McpError(ErrorCode.InvalidParams, `elicitation/create refused: ${checked}`);
+    let answer: unknown;
+    try {
+      answer = await onElicit(checked, { toolName: server, callId: '', signal: extra.signal });
+    } catch (error) {
+      throw new McpError(ErrorCode.InternalError, `no answer: ${errorMessage(error)}`);
+    }
+    const filled =
+      typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept'
+        ? {
+            action: 'accept',
+            content: withElicitDefaults(
+              checked.requestedSchema,
+              (answer as { content?: Record<string, unknown> }).content,
+            ),
+          }
+        : answer;
+    const result = checkElicitAnswer(filled, checked);
+    if (typeof result === 'string') throw new McpError(ErrorCode.InternalError, `no answer: ${result}`);
+    return result as ElicitResult;
+  });
+}
