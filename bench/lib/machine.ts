@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { packageVersion } from './package-version.ts';
 import { piPackage } from './pi.ts';
 
