@@ -20,12 +20,20 @@ import { ChildSlots } from './child-slots.ts';
 import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
 import { inheritableFds } from './inherited-fds.ts';
-import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
+import {
+  CHILD_CODE_RANGE_MB,
+  CHILD_YOUNG_GENERATION_MB,
+  childDataCapBytes,
+  nodeReservation,
+} from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 import { ToolpoolError, type ToolErrorCode } from '../../core/error-codes.ts';
 
 export interface ProcessTierOptions
-  extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
+  extends Omit<
+    ChildInit,
+    'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'youngGenerationSizeMb' | 'maxOpenFiles'
+  > {
   hostFunctions: HostFunctions;
   /** How the child is started (default: `processLauncher`, prlimit + node in a PID namespace; the sandbox tier wraps it in bwrap). */
   launcher?: ChildLauncher;
@@ -454,6 +462,7 @@ export class ToolProcess {
       loadTimeoutMs,
       hostFunctionNames: this.#hostFunctions.names,
       codeRangeSizeMb: CHILD_CODE_RANGE_MB,
+      youngGenerationSizeMb: CHILD_YOUNG_GENERATION_MB,
       closeFds: inheritableFds(),
       precompiled: await precompiledForChild(),
       maxOpenFiles: CHILD_MAX_OPEN_FILES,
