@@ -534,6 +534,13 @@ export class ToolProcess {
     gate.submit(message, this.#largestRunningResultBytes(), () => child === this.#child && this.#pending.size > 0);
   }
 
+  /** The tool calls in flight in the current child. */
+  #runningCalls(): number {
+    let running = 0;
+    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) running++;
+    return running;
+  }
+
   /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
   #largestRunningResultBytes(): number {
     let largest = 0;
@@ -547,12 +554,17 @@ export class ToolProcess {
     killGroup(child.process); // what the child left running in its session
     const died = exitSignal(child, code, signal);
     const outOfMemory = OUT_OF_MEMORY.test(this.#stderrTail);
+    // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
+    const running = this.#child === child ? this.#runningCalls() : 0;
+    const ownMemory = outOfMemory && running <= 1;
     const error = this.#closing
       ? ToolErrors.poolClosed()
-      : outOfMemory
+      : ownMemory
         ? ToolErrors.memoryLimit(this.maxMemoryMb)
-        : ToolErrors.processDied(died.signal, died.code);
-    this.#retire(child, error, this.#closing ? 'CLOSED' : outOfMemory ? 'MEMORY_LIMIT' : 'CRASHED');
+        : outOfMemory
+          ? ToolErrors.processOutOfMemory(this.maxMemoryMb, running)
+          : ToolErrors.processDied(died.signal, died.code);
+    this.#retire(child, error, this.#closing ? 'CLOSED' : ownMemory ? 'MEMORY_LIMIT' : 'CRASHED');
   }
 
   /** The channel keeps the host alive only while calls are in flight. */
