@@ -7,7 +7,7 @@
  * samples the host's heap and RSS, times `close()` and checks that nothing
  * (child process, thread) is left after it.
  *
- *   npx tsx bench/soak/fault-soak.ts --calls 20000 --seed 1 [--tiers worker,process,sandbox]
+ *   npx tsx bench/soak/fault-soak.ts --calls 20000 --seed 1 [--tiers worker,process,sandbox] [--max-seconds N]
  *
  * The plan (every batch, its calls, sizes and concurrency) follows from the
  * seed; how the calls interleave at run time does not, so a seed finds a
@@ -291,6 +291,8 @@ export interface SoakOptions {
   tiers?: readonly Tier[];
   /** Only these kinds (default: all). */
   kinds?: readonly Kind[];
+  /** Start no new batch after this many seconds (the report then counts the calls run). */
+  maxSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -320,6 +322,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     executors.set(tier, executor);
   }
   const started = performance.now();
+  const overTime = () => options.maxSeconds !== undefined && performance.now() - started > options.maxSeconds * 1_000;
   let heapStart = 0;
   let rssStart = 0;
   for (const [index, phase] of phases.entries()) {
@@ -327,7 +330,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       tiers.map(async (tier) => {
         const queue = phase.batches.filter((batch) => batch.tier === tier);
         const lane = async () => {
-          for (let batch = queue.shift(); batch; batch = queue.shift()) {
+          for (let batch = queue.shift(); batch && !overTime(); batch = queue.shift()) {
             const batchStart = performance.now();
             const outcome = await runBatch(executors.get(tier)!, batch, seen);
             const ms = performance.now() - batchStart;
@@ -342,10 +345,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }),
     );
     if (index === 0) [heapStart, rssStart] = memoryMb();
-    if (index % 10 === 9 || index === phases.length - 1) {
+    if (index % 2 === 1 || index === phases.length - 1 || overTime()) {
       const [heap, rss] = memoryMb();
       log(`${done} calls, ${wrong.length} wrong, ${lost} lost, heap ${heap} MB, rss ${rss} MB`);
     }
+    if (overTime()) break;
   }
   const seconds = (performance.now() - started) / 1000;
   if (process.env.SOAK_TIMES)
@@ -539,6 +543,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     seed: Number(argument('seed') ?? 1),
     calls: Number(argument('calls') ?? 2_000),
     tiers: (argument('tiers')?.split(',') as Tier[] | undefined) ?? TIERS,
+    ...(argument('max-seconds') ? { maxSeconds: Number(argument('max-seconds')) } : {}),
     log: (line) => console.log(line),
   });
   console.log(summary(report));
