@@ -337,6 +337,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             const key = `${tier} ${[...new Set(batch.calls.map((c) => c.kind))].sort().join('+')}`;
             if (process.env.SOAK_TIMES) slowest.set(key, Math.max(slowest.get(key) ?? 0, Math.round(ms)));
             wrong.push(...outcome.wrong);
+            for (const item of outcome.wrong) log(`WRONG ${item.tier} ${item.kind} ${item.id}: ${item.problem}`);
             lost += outcome.lost;
             done += batch.calls.length;
           }
