@@ -171,7 +171,9 @@ export class WorkerChannel {
   #terminate(): void {
     void this.worker.terminate();
     setTimeout(() => {
-      if (this.#exitCode) return;
+      // A thread whose channel closed of itself is ending (a full heap takes a while to tear down on a loaded machine): its
+      // real exit says why, and its calls' own stop timers bound how long they wait for it.
+      if (this.#exitCode || this.#closedAlive) return;
       this.abandoned = true;
       // Still running tool code: it keeps its thread token until it really ends (see #exited), so the pool
       // never has more than workers.max threads of tool code at once because of it.
