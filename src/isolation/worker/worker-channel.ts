@@ -171,9 +171,7 @@ export class WorkerChannel {
   #terminate(): void {
     void this.worker.terminate();
     setTimeout(() => {
-      // A thread whose channel closed of itself is ending (a full heap takes a while to tear down on a loaded machine): its
-      // real exit says why, and its calls' own stop timers bound how long they wait for it.
-      if (this.#exitCode || this.#closedAlive) return;
+      if (this.#exitCode) return;
       this.abandoned = true;
       // Still running tool code: it keeps its thread token until it really ends (see #exited), so the pool
       // never has more than workers.max threads of tool code at once because of it.
@@ -333,8 +331,10 @@ export class WorkerChannel {
       return;
     }
     this.#exitCode = { code };
-    // Its channel closed and the thread lived on until terminated: the tool closed the channel.
-    if (this.#closedAlive && code === 1 && this.#error === undefined) this.retire('it closed its channel', true);
+    // Its channel closed and the thread lived on until terminated, and really ended: the tool closed the channel. One that did
+    // not end in time (abandoned) may be a thread still tearing down a full heap (slow on a loaded machine): no verdict of breach.
+    if (this.#closedAlive && !this.abandoned && code === 1 && this.#error === undefined)
+      this.retire('it closed its channel', true);
     this.drain(); // a result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;
     this.owner.forget(this);
