@@ -93,6 +93,8 @@ export const ToolErrors = {
     `Tool crashed: its isolation process did not answer the ${what} request within ${ms} ms, so it was killed and will be restarted.`,
   processKilledForUnstoppable: () =>
     'Tool crashed: its isolation process was SIGKILLed because another call running in it ignored its signal and could not be stopped inside the process (a thread inside a native call); calls running in it were stopped.',
+  processOutOfMemory: (maxMemoryMb: number, calls: number) =>
+    `Tool crashed: its isolation process reached its memory cap (maxMemoryMb: ${maxMemoryMb} MB per worker, Buffers of all its calls together) while ${calls} calls ran in it, so it ended with all of them; which call used the memory is not known.`,
   processKilledForOther: (reason: string) =>
     `Tool crashed: its isolation process was killed because ${reason}; calls running in it were stopped.`,
   processExhausted: (openFiles: number) =>

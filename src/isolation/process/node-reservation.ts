@@ -18,6 +18,17 @@ export interface NodeReservation {
 export const CHILD_CODE_RANGE_MB = 32;
 
 /**
+ * The young generation each worker of the child gets. Left to V8, a worker
+ * whose old generation is capped at N MB still maps up to about 2N MB before
+ * its heap limit trips (measured on Node 24: 130 MB more at 128 MB), so a
+ * heap bomb reached the child's cap first and V8 aborted the whole child,
+ * with every call in it. Bounded, a heap bomb maps at most the worker's
+ * share, N MB and about this much more: the worker's limit trips first and
+ * stops that call only.
+ */
+export const CHILD_YOUNG_GENERATION_MB = 16;
+
+/**
  * Room for what the child does beyond an idle process: piscina and
  * toolpool's own code, the IPC channel's buffers, loading the tool modules,
  * and glibc's per-thread malloc arenas, which grow with contention: 48 MB was
@@ -39,10 +50,17 @@ export function nodeReservation(node: string = process.execPath): Promise<NodeRe
   return reservation;
 }
 
-/** The child's data cap in bytes: Node's own share for `workers` threads, plus the tools' budget. */
+/**
+ * The child's data cap in bytes: Node's own share for `workers` threads, and
+ * for each of them room for a full heap (`maxMemoryMb` and its young
+ * generation). Each worker's heap limit is then reached before the cap, so a
+ * heap bomb stops its own worker, not the child and the calls beside it; the
+ * cap is the backstop that bounds what the heap limits do not (Buffers and
+ * ArrayBuffers of all the child's calls together).
+ */
 export function childDataCapBytes(reservation: NodeReservation, workers: number, maxMemoryMb: number): number {
   const nodeMb = reservation.baseMb + reservation.perWorkerMb * workers + CHILD_RUNTIME_SLACK_MB;
-  return Math.ceil((nodeMb + maxMemoryMb) * 1024 * 1024);
+  return Math.ceil((nodeMb + workers * (maxMemoryMb + CHILD_YOUNG_GENERATION_MB)) * 1024 * 1024);
 }
 
 // Starts two workers one after the other and prints VmData (kB) before and after each. The first figure is taken
@@ -57,7 +75,11 @@ const vmData = () => Number(/VmData:\\s+(\\d+)/.exec(readFileSync('/proc/self/st
   const seen = [vmData()];
   for (let i = 0; i < 2; i++) {
     const worker = new Worker('require("node:worker_threads").parentPort.postMessage(0); setInterval(() => {}, 1e6)', {
-      eval: true, resourceLimits: { maxOldGenerationSizeMb: 64, codeRangeSizeMb: ${CHILD_CODE_RANGE_MB} },
+      eval: true, resourceLimits: {
+        maxOldGenerationSizeMb: 64,
+        codeRangeSizeMb: ${CHILD_CODE_RANGE_MB},
+        maxYoungGenerationSizeMb: ${CHILD_YOUNG_GENERATION_MB},
+      },
     });
     await new Promise((resolve) => worker.once('message', resolve));
     seen.push(vmData());

@@ -25,6 +25,8 @@ export interface ChildInit {
   loadTimeoutMs: number;
   /** V8 code range of each worker, so Node's own share of the memory cap stays small (see node-reservation.ts). */
   codeRangeSizeMb?: number;
+  /** V8 young generation of each worker: bounded, so a worker's heap limit trips before the child's cap (see node-reservation.ts). */
+  youngGenerationSizeMb?: number;
   /** Descriptors the child inherited from the host without close-on-exec: closed before any tool runs. */
   closeFds?: number[];
   /** Modules the host compiled for the child (source → compiled file): the child may not run esbuild under permissions. */

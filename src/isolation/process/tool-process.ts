@@ -21,12 +21,20 @@ import { ChildSlots } from './child-slots.ts';
 import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
 import { inheritableFds } from './inherited-fds.ts';
-import { CHILD_CODE_RANGE_MB, childDataCapBytes, nodeReservation } from './node-reservation.ts';
+import {
+  CHILD_CODE_RANGE_MB,
+  CHILD_YOUNG_GENERATION_MB,
+  childDataCapBytes,
+  nodeReservation,
+} from './node-reservation.ts';
 import type { ChildInit, ChildToHost, HostToChild } from './process-protocol.ts';
 import { ToolpoolError, type ToolErrorCode } from '../../core/error-codes.ts';
 
 export interface ProcessTierOptions
-  extends Omit<ChildInit, 'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'maxOpenFiles'> {
+  extends Omit<
+    ChildInit,
+    'hostFunctionNames' | 'closeFds' | 'codeRangeSizeMb' | 'youngGenerationSizeMb' | 'maxOpenFiles'
+  > {
   hostFunctions: HostFunctions;
   /** How the child is started (default: `processLauncher`, prlimit + node in a PID namespace; the sandbox tier wraps it in bwrap). */
   launcher?: ChildLauncher;
@@ -463,6 +471,7 @@ export class ToolProcess {
       loadTimeoutMs,
       hostFunctionNames: this.#hostFunctions.names,
       codeRangeSizeMb: CHILD_CODE_RANGE_MB,
+      youngGenerationSizeMb: CHILD_YOUNG_GENERATION_MB,
       closeFds: inheritableFds(),
       precompiled: await precompiledForChild(),
       maxOpenFiles: CHILD_MAX_OPEN_FILES,
@@ -571,6 +580,13 @@ export class ToolProcess {
     );
   }
 
+  /** The tool calls in flight in the current child. */
+  #runningCalls(): number {
+    let running = 0;
+    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) running++;
+    return running;
+  }
+
   /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
   #largestRunningResultBytes(): number {
     let largest = 0;
@@ -584,12 +600,17 @@ export class ToolProcess {
     killGroup(child.process); // what the child left running in its session
     const died = exitSignal(child, code, signal);
     const outOfMemory = OUT_OF_MEMORY.test(this.#stderrTail);
+    // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
+    const running = this.#child === child ? this.#runningCalls() : 0;
+    const ownMemory = outOfMemory && running <= 1;
     const error = this.#closing
       ? ToolErrors.poolClosed()
-      : outOfMemory
+      : ownMemory
         ? ToolErrors.memoryLimit(this.maxMemoryMb)
-        : ToolErrors.processDied(died.signal, died.code);
-    this.#retire(child, error, this.#closing ? 'CLOSED' : outOfMemory ? 'MEMORY_LIMIT' : 'CRASHED');
+        : outOfMemory
+          ? ToolErrors.processOutOfMemory(this.maxMemoryMb, running)
+          : ToolErrors.processDied(died.signal, died.code);
+    this.#retire(child, error, this.#closing ? 'CLOSED' : ownMemory ? 'MEMORY_LIMIT' : 'CRASHED');
   }
 
   /** The channel keeps the host alive only while calls are in flight. */

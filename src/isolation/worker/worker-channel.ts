@@ -66,6 +66,8 @@ export class WorkerChannel {
   retired: string | undefined;
   #error: unknown;
   #exitCode: { code: number } | undefined;
+  /** Its channel closed and no exit followed within the grace: terminated to see whether the thread was still alive. */
+  #closedAlive = false;
   /** The call whose stop killed this worker: the calls that shared it are told so. */
   #killedFor: PoolCall | undefined;
   /** Terminated but not ended in time (a thread inside a native call): abandoned, and still running. */
@@ -307,12 +309,20 @@ export class WorkerChannel {
   }
 
   /**
-   * The worker's end closes when the thread dies, just before its 'exit'
-   * event; only a close without an exit is the tool closing the channel.
+   * The worker's end closes when the thread dies, before its 'exit' event;
+   * only a close without an exit is the tool closing the channel. How long
+   * the exit takes to follow is the machine's business (a thread tearing
+   * down a full heap on a loaded machine took over the grace), so the grace
+   * does not decide: after it, the thread is terminated, and its exit says
+   * whether it was still alive (terminated: code 1, no error of its own) or
+   * was dying of its own cause (an exit code, an error), which its calls
+   * are then told.
    */
   #closed(): void {
     setTimeout(() => {
-      if (!this.#exitCode) this.retire('it closed its channel', true);
+      if (this.#exitCode || this.retired) return;
+      this.#closedAlive = true;
+      this.#terminate();
     }, PORT_CLOSE_GRACE_MS).unref();
   }
 
@@ -324,6 +334,10 @@ export class WorkerChannel {
       return;
     }
     this.#exitCode = { code };
+    // Its channel closed and the thread lived on until terminated, and really ended: the tool closed the channel. One that did
+    // not end in time (abandoned) may be a thread still tearing down a full heap (slow on a loaded machine): no verdict of breach.
+    if (this.#closedAlive && !this.abandoned && code === 1 && this.#error === undefined)
+      this.retire('it closed its channel', true);
     this.drain(); // a result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;
     this.owner.forget(this);

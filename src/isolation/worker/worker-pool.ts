@@ -42,6 +42,8 @@ export interface WorkerPoolOptions {
   loadTimeoutMs: number;
   /** V8 code range per worker (the process tier sets it: Node 24+ would reserve 512 MB each under its memory cap). */
   codeRangeSizeMb?: number;
+  /** V8 young generation of each worker (default: V8's own, which it sizes as it likes). */
+  youngGenerationSizeMb?: number;
   /** The cap on threads this pool shares with the pools of other trust domains (default: its own, of maxWorkers). */
   budget?: ThreadBudget;
   /** Marks each line the workers print (default TOOL_OUTPUT_PREFIX; '' in a child process, whose host marks its output). */
@@ -123,6 +125,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
       resourceLimits: {
         maxOldGenerationSizeMb: options.maxMemoryMb,
         ...(options.codeRangeSizeMb ? { codeRangeSizeMb: options.codeRangeSizeMb } : {}),
+        ...(options.youngGenerationSizeMb ? { maxYoungGenerationSizeMb: options.youngGenerationSizeMb } : {}),
       },
       env: options.env,
       execArgv: options.execArgv,
