@@ -118,8 +118,10 @@ describe.skipIf(tooOld)('the MCP conformance suite against createExecutor({ mcpS
 const OAUTH_CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conformance-client/oauth-client.mts')}"`;
 
 // Authorization: createExecutor with a URL server's authProvider (a test OAuthClientProvider, as the SDK's conformance client
-// writes one). A few of the suite's auth scenarios, one per kind (metadata discovery, client ID metadata documents, scopes,
-// token endpoint authentication), to keep the run short; docs/mcp-client.md says how many pass in all.
+// writes one; the SDK's own client-credentials providers for that extension). A few of the suite's 21 auth scenarios, one per
+// kind (metadata discovery at a place only WWW-Authenticate names, client ID metadata documents, scopes, token endpoint
+// authentication, a pre-registered client, client credentials with a signed JWT), to keep the run short (about 5 s each):
+// `npm run conformance:auth` runs all 21.
 describe.skipIf(tooOld)(
   'the MCP conformance suite: authorization, against createExecutor({ mcpServers: { s: { url, authProvider } } })',
   () => {
@@ -127,7 +129,14 @@ describe.skipIf(tooOld)(
     beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-auth-'))));
     afterAll(() => rmSync(results, { recursive: true, force: true }));
 
-    test.each(['auth/metadata-default', 'auth/basic-cimd', 'auth/scope-step-up', 'auth/token-endpoint-auth-post'])(
+    test.each([
+      'auth/metadata-var3',
+      'auth/basic-cimd',
+      'auth/scope-step-up',
+      'auth/token-endpoint-auth-post',
+      'auth/pre-registration',
+      'auth/client-credentials-jwt',
+    ])(
       '%s passes',
       async (scenario) => {
         const { code, output } = await conformance(
