@@ -11,7 +11,7 @@ const tool = (extra: Record<string, unknown>) =>
 describe('createExecutor options are checked by the options schema', () => {
   test('an unknown option is refused with the list of known ones', async () => {
     await expect(create({ tools: [], bogus: 1 } as never)).rejects.toThrow(
-      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, coerceArguments, beforeToolCall, afterToolCall, host, limits, toolLimits, workers, isolation, permissions, env, remote, ledger, mcpServers',
+      'createExecutor: unknown option "bogus"; the known options are tools, toolExecution, coerceArguments, beforeToolCall, afterToolCall, onElicit, host, limits, toolLimits, workers, isolation, permissions, env, remote, ledger, mcpServers',
     );
   });
 
