@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -75,6 +75,23 @@ describe('listing from the cache', () => {
       const { results } = await batch;
       expect(results[0]!.isError).toBe(false);
       expect(text(results[0]!)).toBe('got a');
+    } finally {
+      await rm(gate, { force: true });
+    }
+  });
+
+  test('a listed tool that needs approval says so before its worker has read it (serve asks the client by it)', async () => {
+    const { file, gate } = await gatedModule('approving', 'Needs a person.');
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace('export default {', 'export default {\n  needsApproval: true,'),
+    );
+    await (await start([file])).close();
+    await writeFile(gate, '');
+    try {
+      const executor = await start([file]);
+      // The worker is still held at the gate: this is the cached word, which must not say "never".
+      expect(executor.metadata.get('approving')?.needsApproval).toBe('always');
     } finally {
       await rm(gate, { force: true });
     }

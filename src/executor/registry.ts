@@ -224,10 +224,18 @@ function listedInfo(listing: Listing | undefined, entry: ModuleFound): ToolInfo 
   }
 }
 
-/** A tool as listed: its info for tools/list; its calls never reach it (they wait for the confirmed tool), so it can only say so. */
+/**
+ * A tool as listed: its info for tools/list; its calls never reach it (they
+ * wait for the confirmed tool), so it can only say so. It keeps the listed
+ * `needsApproval`, which `serve` reads before a call to know whether to ask
+ * the client: a cached listing that says `never` for a tool that needs
+ * approval only costs that call its question, since the confirmed tool still
+ * refuses to run it unapproved.
+ */
 function listedTool(info: ToolInfo, entry: ModuleFound, context: RegistryContext): RegisteredTool {
   const where = `module ${entry.module.source}`;
-  return failingTool(info, where, context, ConfigErrors.listedToolNotConfirmed(entry.module.source));
+  const tool = failingTool(info, where, context, ConfigErrors.listedToolNotConfirmed(entry.module.source));
+  return { ...tool, info: { ...tool.info, needsApproval: info.needsApproval } };
 }
 
 /**
