@@ -5,10 +5,12 @@ import {
   McpError,
   type CallToolRequest,
   type CallToolResult,
+  type ProgressNotification,
+  type ProgressToken,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ApprovalOptions, BatchResult, ToolCall } from '../../index.ts';
+import type { ApprovalOptions, BatchResult, Listener, ToolCall, ToolEvent } from '../../index.ts';
 import { ToolErrors } from '../../core/errors.ts';
 import { askPerson, canAskPerson, cannotAsk, DEFAULT_APPROVAL_TIMEOUT_MS } from './approval.ts';
 import { toCallToolResult } from './content.ts';
@@ -20,6 +22,48 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Call ids only need to be unique among the calls one executor runs at a time; one counter serves every server. */
 let sequence = 0;
+
+/** A tools/call's parameters, as both SDKs' servers (1.x for 2025 clients, v2 for 2026-07-28 ones) hand them over. */
+interface CallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+  _meta?: Record<string, unknown> & { progressToken?: ProgressToken };
+}
+
+/**
+ * What every server of toolpool does first with a tools/call, whichever
+ * revision it speaks: a name the executor does not list is the protocol
+ * error -32602 (`protocolError`, the SDK's own error class); a bad ledger
+ * key is refused as an error result; otherwise the executor's call, its
+ * ledger key, and a listener that sends the call's updates as progress
+ * when the client gave a progress token.
+ */
+export function prepareCall(
+  executor: McpExecutor,
+  params: CallParams,
+  notify: (notification: ProgressNotification) => Promise<void>,
+  protocolError: (message: string) => Error,
+):
+  | { call: ToolCall; key: { runId: string; callId: string } | undefined; onEvent: Listener<ToolEvent> | undefined }
+  | { refused: CallToolResult } {
+  const { name, arguments: args = {}, _meta: meta } = params;
+  if (!executor.definitions.some((definition) => definition.name === name)) {
+    throw protocolError(
+      ToolErrors.unknownTool(
+        name,
+        executor.definitions.map((definition) => definition.name),
+      ),
+    );
+  }
+  const key = callKey(meta);
+  if (typeof key === 'string') return { refused: { content: [{ type: 'text', text: key }], isError: true } };
+  const token = meta?.progressToken;
+  return {
+    call: { id: key?.callId ?? `mcp_${++sequence}`, name, arguments: args },
+    key,
+    onEvent: token !== undefined ? progressListener(token, notify) : undefined,
+  };
+}
 
 /**
  * `tools/call`: one request is one batch, so calls arriving concurrently
@@ -39,22 +83,15 @@ export async function callTool(
   extra: Extra,
   options: McpServerOptions,
 ): Promise<CallToolResult> {
-  const { name, arguments: args = {} } = request.params;
-  if (!executor.definitions.some((definition) => definition.name === name)) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      ToolErrors.unknownTool(
-        name,
-        executor.definitions.map((definition) => definition.name),
-      ),
-    );
-  }
-  const key = callKey(request.params._meta);
-  if (typeof key === 'string') return { content: [{ type: 'text', text: key }], isError: true };
-  const call: ToolCall = { id: key?.callId ?? `mcp_${++sequence}`, name, arguments: args };
-  const token = request.params._meta?.progressToken;
-  const onEvent =
-    token !== undefined ? progressListener(token, (notification) => extra.sendNotification(notification)) : undefined;
+  const prepared = prepareCall(
+    executor,
+    request.params,
+    (notification) => extra.sendNotification(notification),
+    (message) => new McpError(ErrorCode.InvalidParams, message),
+  );
+  if ('refused' in prepared) return prepared.refused;
+  const { call, key, onEvent } = prepared;
+  const { name } = call;
   const onElicit = clientAnswers(server, extra.requestId, options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS);
   const run = (approvals?: ApprovalOptions) =>
     executor.executeBatch([call], {

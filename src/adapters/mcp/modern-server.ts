@@ -11,16 +11,13 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
-import type { ApprovalOptions, BatchOptions, BatchResult, PendingApproval, ToolCall } from '../../index.ts';
-import { AdapterErrors, ToolErrors } from '../../core/errors.ts';
+import type { ApprovalOptions, BatchOptions, BatchResult, PendingApproval } from '../../index.ts';
+import { AdapterErrors } from '../../core/errors.ts';
 import { toolpoolVersion } from '../../core/version.ts';
-import { callKey } from './call-tool.ts';
+import { prepareCall } from './call-tool.ts';
 import { toCallToolResult } from './content.ts';
-import { progressListener } from './progress.ts';
 import { listTools } from './tool-list.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
-
-let sequence = 0;
 
 /**
  * The executor's tools as a server of the MCP SDK v2
@@ -50,22 +47,15 @@ export function createModernServer(executor: McpExecutor, options: McpServerOpti
   // The same list createMcpServer serves (JSON Schema objects, which the SDK v2 types as JSON values).
   server.setRequestHandler('tools/list', () => ({ tools: listTools(executor) as Tool[] }));
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
-    const { name, arguments: args = {} } = request.params;
-    if (!executor.definitions.some((definition) => definition.name === name)) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        ToolErrors.unknownTool(
-          name,
-          executor.definitions.map((definition) => definition.name),
-        ),
-      );
-    }
-    const key = callKey(ctx.mcpReq._meta);
-    if (typeof key === 'string') return { content: [{ type: 'text', text: key }], isError: true };
-    const call: ToolCall = { id: key?.callId ?? `mcp2_${++sequence}`, name, arguments: args };
-    const token = ctx.mcpReq._meta?.progressToken;
-    const onEvent =
-      token !== undefined ? progressListener(token, (notification) => ctx.mcpReq.notify(notification)) : undefined;
+    const prepared = prepareCall(
+      executor,
+      { ...request.params, _meta: ctx.mcpReq._meta },
+      (notification) => ctx.mcpReq.notify(notification),
+      (message) => new ProtocolError(ProtocolErrorCode.InvalidParams, message),
+    );
+    if ('refused' in prepared) return prepared.refused;
+    const { call, key, onEvent } = prepared;
+    const { name } = call;
     const metadata = executor.metadata.get(name);
     const run = (approvals?: ApprovalOptions): Promise<BatchResult> =>
       executor.executeBatch([call], {
