@@ -469,20 +469,21 @@ export class BatchRun {
   }
 
   #run(tool: RegisteredTool, args: Record<string, unknown>, call: ToolCall) {
-    const end = new CallEnd();
-    return tool.runner
-      .execute({
-        callId: call.id,
-        runId: this.options.runId ?? this.options[CONTEXT_RUN_ID],
-        args,
-        limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
-        signal: this.options.signal,
-        onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
-        // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
-        measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
-        elicit: callElicit(this.options.onElicit ?? this.env.onElicit, call.name, call.id, end),
-      })
-      .finally(() => end.end());
+    const handler = this.options.onElicit ?? this.env.onElicit;
+    // Most batches have no one to answer a question: their calls pay for no call-end signal.
+    const end = handler ? new CallEnd() : undefined;
+    const running = tool.runner.execute({
+      callId: call.id,
+      runId: this.options.runId ?? this.options[CONTEXT_RUN_ID],
+      args,
+      limits: this.options.limits ? tightenLimits(tool.limits, this.options.limits) : tool.limits,
+      signal: this.options.signal,
+      onUpdate: (partial) => this.#emit({ type: 'tool_update', toolCallId: call.id, toolName: call.name, partial }),
+      // Without a listener no tool_end is seen: the worker need not measure CPU and heap.
+      measureUsage: this.env.events.hasListeners || this.options.onEvent !== undefined,
+      elicit: callElicit(handler, call.name, call.id, end),
+    });
+    return end ? running.finally(() => end.end()) : running;
   }
 
   #settle(state: CallState, result: ToolResult, isError: boolean, code?: ToolErrorCode): void {

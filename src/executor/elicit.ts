@@ -10,18 +10,19 @@ const elicitError = (message: string) => new ToolpoolError('TOOLPOOL_ERR_ELICITA
  * request (untrusted: it may come from a worker or a child) is checked and
  * copied, one question at a time, the handler is asked with a signal that
  * fires when the call is stopped or ends, and its answer is checked against
- * the requested schema before it goes back to the tool. `ended` fires when
- * the executor is done with the call.
+ * the requested schema before it goes back to the tool. `end` fires when
+ * the executor is done with the call; without a handler (and so no `end`)
+ * every question is refused, saying how to provide one.
  */
 export function callElicit(
   handler: ElicitHandler | undefined,
   toolName: string,
   callId: string,
-  end: CallEnd,
+  end: CallEnd | undefined,
 ): CallElicit {
+  if (!handler || !end) return () => Promise.reject(elicitError(ElicitErrors.noHandler(toolName)));
   let asking = false;
   return async (raw, stopped) => {
-    if (!handler) throw elicitError(ElicitErrors.noHandler(toolName));
     const request = checkElicitRequest(raw);
     if (typeof request === 'string') throw elicitError(ElicitErrors.invalidRequest(request));
     if (asking) throw elicitError(ElicitErrors.alreadyAsking());

@@ -285,7 +285,8 @@ class ToolExecutor implements Executor, PendingCheckable {
       );
     }
     this.#view = this.#makeView();
-    this.#announced = announcedTools(this.#view);
+    // Only a tool source (MCP servers) changes the list after creation: without one there is nothing to compare.
+    this.#announced = source ? announcedTools(this.#view) : new Map();
     this.#stopWatching = source?.onChange(() => this.#announceChange());
   }
 
