@@ -4,7 +4,8 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolErrors, errorMessage } from '../../core/errors.ts';
 import { runtimeFile, toRunnableRuntime, type RuntimeFile } from '../worker/module-compiler.ts';
-import { elicitErrorCode, noOneToAsk } from '../../core/elicitation.ts';
+import { noOneToAsk } from '../../core/elicitation.ts';
+import { relayAnswer } from '../worker/questions.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
 import { checkPayload, withinExpandedBytes } from '../worker/payload.ts';
 import { toolKeyOf } from '../worker/pool-call.ts';
@@ -557,27 +558,9 @@ export class ToolProcess {
         ToolErrors.processBrokeProtocol(`it asked a question for request ${message.id}, which is not a running call`),
       );
     const ask = pending.elicit;
-    const answer: Promise<unknown> = ask ? ask(message.request, pending.ended?.signal) : noOneToAsk();
-    const reply = (sent: HostToChild) => {
-      try {
-        if (child === this.#child) write(child, sent);
-      } catch {
-        // the child is gone
-      }
-    };
-    answer.then(
-      (value) => reply({ type: 'host-reply', id: message.qid, ok: true, value }),
-      (error: unknown) => {
-        const code = elicitErrorCode(error);
-        reply({
-          type: 'host-reply',
-          id: message.qid,
-          ok: false,
-          error: errorMessage(error),
-          ...(code ? { code } : {}),
-        });
-      },
-    );
+    relayAnswer(ask ? ask(message.request, pending.ended?.signal) : noOneToAsk(), message.qid, (reply) => {
+      if (child === this.#child) write(child, { type: 'host-reply', ...reply });
+    });
   }
 
   /** The tool calls in flight in the current child. */
