@@ -19,6 +19,7 @@ import {
   type Executor,
 } from '../src/index.ts';
 import { checkSandboxSupport } from '../src/isolation/sandbox/bwrap-support.ts';
+import { withElicitDefaults } from '../src/tools/elicitation-check.ts';
 import askTool from './fixtures/elicitation/ask.ts';
 import { call, fixture, textOf } from './support/executors.ts';
 
@@ -301,5 +302,16 @@ describe('a hostile worker', () => {
       'refused: ctx.elicit() got an answer it cannot use: the accepted content does not fit the form: (content) must NOT have additional properties.',
     );
     expect(questions).toBe(1);
+  });
+});
+
+describe("a server's form defaults (SEP-1034), filled in by the MCP client", () => {
+  test('a field named __proto__ gets its default as a field of its own; no prototype is set', () => {
+    // A server's requestedSchema arrives as JSON: "__proto__" is an ordinary own key there.
+    const schema = JSON.parse('{"properties":{"__proto__":{"type":"object","default":{"polluted":true}}}}');
+    const filled = withElicitDefaults(schema, {});
+    expect(Object.getPrototypeOf(filled)).toBe(Object.prototype);
+    expect(Object.hasOwn(filled, '__proto__')).toBe(true);
+    expect((filled as { polluted?: unknown }).polluted).toBeUndefined();
   });
 });

@@ -212,7 +212,13 @@ export function withElicitDefaults(
   const filled: Record<string, unknown> = { ...content };
   for (const [name, field] of Object.entries(schema?.properties ?? {}))
     if (!Object.hasOwn(filled, name) && isPlain(field) && field.default !== undefined)
-      filled[name] = structuredClone(field.default);
+      // Defined, never assigned: a field named "__proto__" would set the object's prototype.
+      Object.defineProperty(filled, name, {
+        value: structuredClone(field.default),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   return filled;
 }
 
