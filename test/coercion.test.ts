@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { seeded } from '../bench/lib/seeded.ts';
 import { coerceValue } from '../src/tools/coercion.ts';
 import { defineTool } from '../src/index.ts';
 import typeboxTypes from './fixtures/coercion/typebox-types.ts';
@@ -132,18 +133,6 @@ test('coerceArguments must be a boolean', async () => {
   );
 });
 
-/** A small seeded generator (mulberry32): the same seed draws the same values on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Schema = Record<string, unknown>;
 
 /** Strings a careless coercion would take for numbers or booleans, and some it would not. */
@@ -220,7 +209,7 @@ describe.each([
   },
 ])('valid arguments arrive intact: $form', ({ form, tool, name, schema }) => {
   test.each(SEEDS)('seed %i: every valid value reaches execute unchanged', async (seed) => {
-    const next = random(seed);
+    const next = seeded(seed);
     const sent = Array.from({ length: CALLS_PER_SEED }, () => validValue(schema, next) as Record<string, unknown>);
     const executor = await sharedExecutor(form, { tools: [tool as string] });
     const { results } = await executor.executeBatch(sent.map((args, index) => call(String(index), name, args)));
@@ -232,7 +221,7 @@ describe.each([
 });
 
 test("the generator draws values the union fields' other branches would take, so the test can fail", () => {
-  const next = random(SEEDS[0]!);
+  const next = seeded(SEEDS[0]!);
   const drawn = Array.from({ length: CALLS_PER_SEED }, () =>
     JSON.stringify(validValue(unionShapes as Schema, next)),
   ).join('\n');

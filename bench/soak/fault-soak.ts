@@ -18,6 +18,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createExecutor, type Executor, type ToolEvent } from '../../src/index.ts';
 import type { ToolCall, ToolResultMessage } from '../../src/core/tool.ts';
+import { seeded } from '../lib/seeded.ts';
 
 export type Tier = 'worker' | 'process' | 'sandbox';
 export const TIERS: readonly Tier[] = ['worker', 'process', 'sandbox'];
@@ -110,18 +111,6 @@ export interface SoakReport {
   leftThreads: number;
   /** Heap and RSS grew by less than the bounds below. */
   flat: boolean;
-}
-
-/** mulberry32: a small seeded generator, the same sequence on every machine. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The whole run, from the seed: phases of batches, each call with its kind and arguments. */
