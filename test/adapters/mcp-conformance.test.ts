@@ -96,24 +96,34 @@ describe.skipIf(tooOld)('the MCP conformance suite against serveOverHttp', () =>
 const TSX = pathToFileURL(fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url))).href;
 const CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conformance-client/client.mts')}"`;
 
-describe.skipIf(tooOld)('the MCP conformance suite against createExecutor({ mcpServers })', () => {
-  let results: string;
-  beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-client-'))));
-  afterAll(() => rmSync(results, { recursive: true, force: true }));
+/** Runs each client scenario against `command` (a client under test, built on createExecutor) and expects every check to pass. */
+function clientScenarios(title: string, command: string, scenarios: string[]): void {
+  describe.skipIf(tooOld)(title, () => {
+    let results: string;
+    beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-client-'))));
+    afterAll(() => rmSync(results, { recursive: true, force: true }));
 
-  test.each(['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'])(
-    '%s passes',
-    async (scenario) => {
-      const { code, output } = await conformance(
-        ['client', '--command', CLIENT, '--scenario', scenario, '--timeout', '120000'],
-        results,
-      );
-      expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-      expect(code).toBe(0);
-    },
-    180_000,
-  );
-});
+    test.each(scenarios)(
+      '%s passes',
+      async (scenario) => {
+        const { code, output } = await conformance(
+          ['client', '--command', command, '--scenario', scenario, '--timeout', '120000'],
+          results,
+        );
+        expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
+        expect(code).toBe(0);
+      },
+      180_000,
+    );
+  });
+}
+
+clientScenarios('the MCP conformance suite against createExecutor({ mcpServers })', CLIENT, [
+  'initialize',
+  'tools_call',
+  'sse-retry',
+  'elicitation-sep1034-client-defaults',
+]);
 
 const OAUTH_CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conformance-client/oauth-client.mts')}"`;
 
@@ -122,31 +132,15 @@ const OAUTH_CLIENT = `"${process.execPath}" --import ${TSX} "${fixture('conforma
 // kind (metadata discovery at a place only WWW-Authenticate names, client ID metadata documents, scopes, token endpoint
 // authentication, a pre-registered client, client credentials with a signed JWT), to keep the run short (about 5 s each):
 // `npm run conformance:auth` runs all 21.
-describe.skipIf(tooOld)(
+clientScenarios(
   'the MCP conformance suite: authorization, against createExecutor({ mcpServers: { s: { url, authProvider } } })',
-  () => {
-    let results: string;
-    beforeAll(() => void (results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-auth-'))));
-    afterAll(() => rmSync(results, { recursive: true, force: true }));
-
-    test.each([
-      'auth/metadata-var3',
-      'auth/basic-cimd',
-      'auth/scope-step-up',
-      'auth/token-endpoint-auth-post',
-      'auth/pre-registration',
-      'auth/client-credentials-jwt',
-    ])(
-      '%s passes',
-      async (scenario) => {
-        const { code, output } = await conformance(
-          ['client', '--command', OAUTH_CLIENT, '--scenario', scenario, '--timeout', '120000'],
-          results,
-        );
-        expect(output).toMatch(/Passed: (\d+)\/\1, 0 failed/);
-        expect(code).toBe(0);
-      },
-      180_000,
-    );
-  },
+  OAUTH_CLIENT,
+  [
+    'auth/metadata-var3',
+    'auth/basic-cimd',
+    'auth/scope-step-up',
+    'auth/token-endpoint-auth-post',
+    'auth/pre-registration',
+    'auth/client-credentials-jwt',
+  ],
 );
