@@ -136,15 +136,21 @@ function uniqueNames(registered: readonly (RegisteredTool | undefined)[]): Map<s
  * compiled: `toolpool serve` lists tools listed from the cache before that.
  */
 function validators() {
-  return Promise.all([import('../tools/validation.ts'), import('../tools/output-validation.ts')]).then(
+  validatorsLoading ??= Promise.all([import('../tools/validation.ts'), import('../tools/output-validation.ts')]).then(
     ([{ compileArgumentValidator }, { compileDetailsValidator }]) => ({
       compileArgumentValidator,
       compileDetailsValidator,
     }),
   );
+  return validatorsLoading;
 }
 
-type Validators = Awaited<ReturnType<typeof validators>>;
+type Validators = {
+  compileArgumentValidator: typeof import('../tools/validation.ts').compileArgumentValidator;
+  compileDetailsValidator: typeof import('../tools/output-validation.ts').compileDetailsValidator;
+};
+/** Loaded once, for every tool of every executor of the process. */
+let validatorsLoading: Promise<Validators> | undefined;
 
 async function registerInline(tool: Tool, context: RegistryContext): Promise<RegisteredTool> {
   const where = `inline tool ${JSON.stringify((tool as { name?: unknown }).name)}`;
