@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toolpoolVersion } from '../core/version.ts';
 import type { Isolation } from '../core/tool.ts';
@@ -44,13 +45,43 @@ function listingFile(key: string): string {
 /** The stored listing, unchecked (the caller checks it as a worker's word); undefined when there is none or it is unreadable. */
 export async function readListing(key: string): Promise<Listing | undefined> {
   try {
-    const stored = JSON.parse(await readFile(listingFile(key), 'utf8')) as unknown;
+    const text = await readBounded(listingFile(key));
+    if (text === undefined) return undefined;
+    const stored = JSON.parse(text) as unknown;
     if (typeof stored !== 'object' || stored === null) return undefined;
     if ((stored as { skipped?: unknown }).skipped === true) return { skipped: true };
     const info = (stored as { info?: unknown }).info;
     return typeof info === 'object' && info !== null ? { info: info as ToolInfo } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The most a listing file may hold: a tool's info is checked against far smaller bounds. */
+const MAX_LISTING_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The file's text when it is a regular file (not a link, a FIFO or a device
+ * that a tool planted: opened without following links and without blocking)
+ * of at most MAX_LISTING_BYTES; undefined otherwise.
+ */
+async function readBounded(file: string): Promise<string | undefined> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size > MAX_LISTING_BYTES) return undefined;
+    const buffer = Buffer.alloc(stats.size + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    // Grown since the stat: not a listing this process wrote (those are renamed into place whole).
+    if (length > stats.size) return undefined;
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -189,8 +189,8 @@ export interface ListedTools {
 export async function registerToolsListedFirst(entries: LoadedEntry[], context: RegistryContext): Promise<ListedTools> {
   const domainFiles = filesByDomain(entries);
   const confirming = new Map<string, Promise<RegisteredTool>>();
-  const listed = await Promise.all(
-    entries.map(async (entry) => {
+  const listed: Listed[] = await Promise.all(
+    entries.map(async (entry): Promise<Listed> => {
       if ('inline' in entry) return { tool: await registerInline(entry.inline, context) };
       const domain = context.domains.domain(entry.domain, domainFiles.get(entry.domain)!);
       const key = listingKey({
@@ -210,13 +210,39 @@ export async function registerToolsListedFirst(entries: LoadedEntry[], context: 
       });
       if (cached === undefined) return { tool: await describing };
       const provisional = listedTool(cached, entry, context);
-      return { tool: provisional, confirm: confirmed(describing, provisional, context) };
+      return { tool: provisional, confirm: confirmed(describing, provisional, context), describing };
     }),
   );
+  await describeClashing(listed);
   reportSkipped(entries.filter((_, index) => listed[index]!.tool === undefined));
   const tools = uniqueNames(listed.map((entry) => entry.tool));
   for (const entry of listed) if (entry.confirm) confirming.set(entry.tool!.info.name, entry.confirm);
   return { tools, confirming };
+}
+
+type Listed = {
+  tool: RegisteredTool | undefined;
+  confirm?: Promise<RegisteredTool>;
+  describing?: Promise<RegisteredTool | undefined>;
+};
+
+/**
+ * A cached listing may claim a name another module has (the cache is
+ * writable by tools without permissions): the modules listed under a name
+ * listed more than once wait for their own describe, so only what the
+ * workers say can make two tools clash and stop the start.
+ */
+async function describeClashing(listed: Listed[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const { tool } of listed) if (tool) counts.set(tool.info.name, (counts.get(tool.info.name) ?? 0) + 1);
+  await Promise.all(
+    listed.map(async (entry) => {
+      if (!entry.confirm || !entry.describing || counts.get(entry.tool!.info.name)! < 2) return;
+      entry.confirm.catch(() => undefined);
+      entry.tool = await entry.describing;
+      delete entry.confirm;
+    }),
+  );
 }
 
 /** A cached listing checked as a worker's answer is; undefined (described anew) when it does not pass. */
