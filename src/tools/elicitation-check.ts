@@ -83,7 +83,8 @@ export function checkElicitRequest(request: unknown): ElicitRequest | string {
 
 function checkField(field: unknown): ElicitField | string {
   if (!isPlain(field)) return 'not a schema object';
-  const allowed = typeof field.type === 'string' ? FIELD_KEYS[field.type] : undefined;
+  const allowed =
+    typeof field.type === 'string' && Object.hasOwn(FIELD_KEYS, field.type) ? FIELD_KEYS[field.type] : undefined;
   if (!allowed) return 'its type must be "string", "number", "integer", "boolean" or "array" (a multi-select)';
   for (const key of Object.keys(field))
     if (!allowed.has(key)) return `"${key.slice(0, 40)}" is not allowed on a ${field.type} field`;

@@ -5,7 +5,7 @@
  * the host sees the process die and starts another.
  */
 import { closeSync, readdirSync } from 'node:fs';
-import { errorMessage } from '../../core/errors.ts';
+import { ElicitErrors, errorMessage } from '../../core/errors.ts';
 import { elicitReplyError } from '../../core/elicitation.ts';
 import { openHostChannel } from './host-channel.ts';
 import { keepInspectorClosed } from '../common/inspector-guard.ts';
@@ -94,8 +94,10 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
       // A thread this process cannot end: the host kills the whole process (every thread), which always works.
       onUnstoppable: (error) => void send({ type: 'unstoppable', id: message.id, error }),
       // The host asks, and ends the question when the call ends there; the worker here ends it for the tool on a stop.
-      elicit: (request) =>
+      // A call stopped or over here (its signal fired) asks nothing: the host would still ask for it until it hears of the end.
+      elicit: (request, signal) =>
         new Promise((resolve, reject) => {
+          if (signal?.aborted) return reject(elicitReplyError(ElicitErrors.ended(), 'TOOLPOOL_ERR_ELICITATION'));
           const qid = nextHostCall++;
           hostCalls.set(qid, { resolve: resolve as (value: unknown) => void, reject });
           send({ type: 'elicit', id: message.id, qid, request });

@@ -1,0 +1,49 @@
+import { describe, expect, test } from 'vitest';
+import { createExecutor, type ElicitRequest } from '../../src/index.ts';
+import { checkElicitRequest, withElicitDefaults } from '../../src/tools/elicitation-check.ts';
+import { fixture } from '../support/executors.ts';
+
+// A tool's question (ctx.elicit) is relayed from its worker or child to the host: untrusted, and only for a call
+// that is still running.
+
+describe('elicitation relay', () => {
+  test.each(['worker', 'process'] as const)(
+    '%s tier: a question posted after the call was stopped is not asked',
+    async (isolation) => {
+      const asked: ElicitRequest[] = [];
+      const executor = await createExecutor({
+        tools: [fixture('hostile/elicit-after-stop.ts')],
+        isolation,
+        limits: { timeoutMs: 500, abortGraceMs: 2_000 },
+        onElicit: (request) => {
+          asked.push(request);
+          return { action: 'decline' };
+        },
+      });
+      try {
+        const { results } = await executor.executeBatch([{ id: 'a', name: 'elicit-after-stop', arguments: {} }]);
+        expect(results[0]!.isError).toBe(true);
+        expect(asked).toEqual([]);
+      } finally {
+        await executor.close();
+      }
+    },
+    30_000,
+  );
+
+  test('a field whose type is a key of Object.prototype is refused with a clear reason (not a TypeError)', () => {
+    for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty'])
+      expect(
+        checkElicitRequest({ message: 'm', requestedSchema: { type: 'object', properties: { f: { type } } } }),
+      ).toMatch(/its type must be/);
+  });
+
+  test('the defaults filled into an answer never set its prototype (a field named __proto__ with a default)', () => {
+    const properties = JSON.parse(
+      '{"__proto__": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["a"]}}',
+    );
+    const filled = withElicitDefaults({ properties }, {});
+    expect(Object.getPrototypeOf(filled)).toBe(Object.prototype);
+    expect(Object.hasOwn(filled, '__proto__')).toBe(true);
+  });
+});
