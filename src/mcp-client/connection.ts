@@ -71,7 +71,7 @@ export class McpConnection {
       { name: 'toolpool', version: toolpoolVersion() },
       { capabilities: elicit ? ELICITATION_CAPABILITY : {} },
     );
-    if (elicit) answerElicitations(this.#client, elicit.server, elicit.onElicit);
+    if (elicit) answerElicitations(this.#client, elicit.server, elicit.onElicit, () => this.#progress.size > 0);
     // The SDK reports oddities here (a late answer to a cancelled request); they are not a call's error.
     this.#client.onerror = () => undefined;
   }

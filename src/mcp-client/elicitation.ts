@@ -16,7 +16,14 @@ export const ELICITATION_CAPABILITY = { elicitation: { form: {} } } as const;
  * The handler is told the server's name as `toolName` (the question belongs
  * to one of its calls; the protocol does not say which).
  */
-export function answerElicitations(client: Client, server: string, onElicit: ElicitHandler): void {
+export function answerElicitations(
+  client: Client,
+  server: string,
+  onElicit: ElicitHandler,
+  callRunning: () => boolean,
+): void {
+  // The server is untrusted like a tool: one question at a time, and only while one of its calls runs.
+  let asking = false;
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
     const { params } = request;
     if (params.mode === 'url')
@@ -24,11 +31,17 @@ export function answerElicitations(client: Client, server: string, onElicit: Eli
     const checked = checkElicitRequest({ message: params.message, requestedSchema: params.requestedSchema });
     if (typeof checked === 'string')
       throw new McpError(ErrorCode.InvalidParams, `elicitation/create refused: ${checked}`);
+    if (!callRunning())
+      throw new McpError(ErrorCode.InvalidRequest, 'elicitation/create refused: no call of this server is running');
+    if (asking) throw new McpError(ErrorCode.InvalidRequest, 'elicitation/create refused: one question at a time');
+    asking = true;
     let answer: unknown;
     try {
       answer = await onElicit(checked, { toolName: server, callId: '', signal: extra.signal });
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `no answer: ${errorMessage(error)}`);
+    } finally {
+      asking = false;
     }
     const filled =
       typeof answer === 'object' && answer !== null && (answer as { action?: unknown }).action === 'accept'

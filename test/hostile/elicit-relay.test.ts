@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { createExecutor, type ElicitRequest } from '../../src/index.ts';
 import { checkElicitRequest, withElicitDefaults } from '../../src/tools/elicitation-check.ts';
+import { answerElicitations } from '../../src/mcp-client/elicitation.ts';
 import { fixture } from '../support/executors.ts';
 
 // A tool's question (ctx.elicit) is relayed from its worker or child to the host: untrusted, and only for a call
@@ -45,5 +46,42 @@ describe('elicitation relay', () => {
     const filled = withElicitDefaults({ properties }, {});
     expect(Object.getPrototypeOf(filled)).toBe(Object.prototype);
     expect(Object.hasOwn(filled, '__proto__')).toBe(true);
+  });
+});
+
+describe("an MCP server's questions (elicitation/create)", () => {
+  const FORM = { message: 'm', requestedSchema: { type: 'object', properties: {} } };
+  function answering(inCall: () => boolean) {
+    let handler: ((request: unknown, extra: unknown) => Promise<unknown>) | undefined;
+    const client = { setRequestHandler: (_schema: unknown, fn: typeof handler) => (handler = fn) };
+    let asked = 0;
+    answerElicitations(
+      client as never,
+      'srv',
+      () => {
+        asked++;
+        return new Promise((resolve) => setTimeout(() => resolve({ action: 'decline' }), 50));
+      },
+      inCall,
+    );
+    const ask = () =>
+      handler!({ method: 'elicitation/create', params: FORM }, { signal: new AbortController().signal }).then(
+        () => 'answered',
+        (error: Error) => error.message,
+      );
+    return { ask, asked: () => asked };
+  }
+
+  test('a flood of questions: one at a time is asked, the rest refused', async () => {
+    const { ask, asked } = answering(() => true);
+    const answers = await Promise.all(Array.from({ length: 50 }, ask));
+    expect(asked()).toBe(1);
+    expect(answers.filter((answer) => answer === 'answered')).toHaveLength(1);
+  });
+
+  test('a question while none of its calls runs is refused', async () => {
+    const { ask, asked } = answering(() => false);
+    expect(await ask()).toMatch(/no call/);
+    expect(asked()).toBe(0);
   });
 });
