@@ -76,6 +76,9 @@ const BASE_FRAME_BYTES = 1 << 20;
 const FRAME_MARGIN_BYTES = 64 * 1024;
 
 /** A request in flight: the replies it accepts, and the host-side deadline after which the child is killed. */
+/** What the host keeps of its replies while a child does not read them (see #replyTo). */
+const MAX_UNREAD_REPLY_BYTES = 16 * 1024 * 1024;
+
 type Pending = {
   accepts: ReadonlySet<ChildToHost['type']>;
   resolve: (message: ChildToHost) => void;
@@ -539,7 +542,7 @@ export class ToolProcess {
   #answerHostCall(message: Extract<ChildToHost, { type: 'host-call' }>, child: Child): void {
     let gate = this.#hostCalls.get(child);
     if (!gate) {
-      const reply = (answer: HostCallReply) => write(child, { type: 'host-reply', ...answer });
+      const reply = (answer: HostCallReply) => this.#replyTo(child, { type: 'host-reply', ...answer });
       this.#hostCalls.set(child, (gate = new HostCallGate(this.#hostFunctions, reply)));
     }
     gate.submit(message, this.#largestRunningResultBytes(), () => child === this.#child && this.#pending.size > 0);
@@ -559,8 +562,22 @@ export class ToolProcess {
       );
     const ask = pending.elicit;
     relayAnswer(ask ? ask(message.request, pending.ended?.signal) : noOneToAsk(), message.qid, (reply) => {
-      if (child === this.#child) write(child, { type: 'host-reply', ...reply });
+      if (child === this.#child) this.#replyTo(child, { type: 'host-reply', ...reply });
     });
+  }
+
+  /**
+   * A reply to what the child sent (a host call, a question). A child reads
+   * its channel as frames come; one that stops reading while it keeps
+   * asking (each ask answered, if only with a refusal) would pile the
+   * replies up here without bound: past MAX_UNREAD_REPLY_BYTES (or four of
+   * the largest result a running call may send) it is killed.
+   */
+  #replyTo(child: Child, message: HostToChild): void {
+    const unread = child.toChild.writableLength;
+    if (child === this.#child && unread > Math.max(MAX_UNREAD_REPLY_BYTES, 4 * this.#largestRunningResultBytes()))
+      return this.#kill(ToolErrors.processBrokeProtocol(`it left ${unread} bytes of the host's replies unread`));
+    write(child, message);
   }
 
   /** The tool calls in flight in the current child. */
