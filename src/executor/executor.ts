@@ -151,7 +151,9 @@ export async function createExecutor(options: ExecutorOptions, start: ExecutorSt
     if (servers.status === 'rejected') throw servers.reason;
     const { tools: registered, confirming } = tools.value;
     checkNames(registered, mcp, checked.toolLimits);
-    if ([...registered.values()].some((tool) => tool.info.isolation === 'sandbox')) await domains.ready('sandbox');
+    // A tool only listed so far (from the cache, which tools can write) is not taken at its word: its own describe checks the sandbox.
+    if ([...registered].some(([name, tool]) => tool.info.isolation === 'sandbox' && !confirming?.has(name)))
+      await domains.ready('sandbox');
     return new ToolExecutor(registered, domains, checked, options.remote, mcp, confirming);
   } catch (error) {
     await Promise.all([domains.close(), mcp?.close(), options.remote?.close()]);

@@ -136,4 +136,21 @@ describe('a planted listing file', () => {
     expect(results[0]!.isError).toBe(false);
     void victim;
   }, 30_000);
+
+  test('a listing that claims the sandbox tier does not stop the start where bubblewrap is missing', async () => {
+    const file = await toolModule(join(folder, 'sandboxed'), 'sandboxed');
+    await (await start([file])).close();
+    const compiled = await compileModule(file);
+    const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
+    await writeListing(key, { info: { ...listed, name: 'sandboxed', isolation: 'sandbox' } as unknown as ToolInfo });
+    const path = process.env.PATH;
+    process.env.PATH = folder; // no bwrap here
+    try {
+      const executor = await start([file]);
+      const { results } = await executor.executeBatch([{ id: 'c', name: 'sandboxed', arguments: {} }]);
+      expect(results[0]!.isError).toBe(false);
+    } finally {
+      process.env.PATH = path;
+    }
+  }, 30_000);
 });
