@@ -149,8 +149,16 @@ export async function createExecutor(options: ExecutorOptions, start: ExecutorSt
     mcp = servers.status === 'fulfilled' ? servers.value : undefined;
     if (tools.status === 'rejected') throw tools.reason;
     if (servers.status === 'rejected') throw servers.reason;
-    const { tools: registered, confirming } = tools.value;
-    checkNames(registered, mcp, checked.toolLimits);
+    let { tools: registered, confirming } = tools.value;
+    try {
+      checkNames(registered, mcp, checked.toolLimits);
+    } catch (error) {
+      if (!confirming?.size) throw error;
+      // Names listed from the cache (which tools can write) may be what is wrong: the workers' own word decides.
+      registered = await registerTools(entries, context);
+      confirming = undefined;
+      checkNames(registered, mcp, checked.toolLimits);
+    }
     // A tool only listed so far (from the cache, which tools can write) is not taken at its word: its own describe checks the sandbox.
     if ([...registered].some(([name, tool]) => tool.info.isolation === 'sandbox' && !confirming?.has(name)))
       await domains.ready('sandbox');

@@ -153,4 +153,17 @@ describe('a planted listing file', () => {
       process.env.PATH = path;
     }
   }, 30_000);
+
+  test('a listing that renames a tool named in toolLimits does not stop the start', async () => {
+    const file = await toolModule(join(folder, 'limited'), 'limited');
+    const options = { tools: [file], toolLimits: { limited: { timeoutMs: 5_000 } } };
+    await (await createExecutor(options, { listFromCache: true })).close();
+    const compiled = await compileModule(file);
+    const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
+    await writeListing(key, { info: { ...listed, name: 'renamed' } as unknown as ToolInfo });
+    const executor = await createExecutor(options, { listFromCache: true });
+    open.push(executor);
+    const { results } = await executor.executeBatch([{ id: 'c', name: 'limited', arguments: {} }]);
+    expect(results[0]!.isError).toBe(false);
+  }, 30_000);
 });
