@@ -143,13 +143,17 @@ export async function createExecutor(options: ExecutorOptions, start: ExecutorSt
     const [tools, servers] = await Promise.allSettled([
       start.listFromCache
         ? registerToolsListedFirst(entries, context)
-        : registerTools(entries, context).then((registered) => ({ tools: registered, confirming: undefined })),
+        : registerTools(entries, context).then((registered) => ({
+            tools: registered,
+            confirming: undefined,
+            late: undefined,
+          })),
       options.mcpServers ? loadMcpTools(options.mcpServers, mcpOptions(checked, options.workers)) : undefined,
     ]);
     mcp = servers.status === 'fulfilled' ? servers.value : undefined;
     if (tools.status === 'rejected') throw tools.reason;
     if (servers.status === 'rejected') throw servers.reason;
-    let { tools: registered, confirming } = tools.value;
+    let { tools: registered, confirming, late } = tools.value;
     try {
       checkNames(registered, mcp, checked.toolLimits);
     } catch (error) {
@@ -157,12 +161,13 @@ export async function createExecutor(options: ExecutorOptions, start: ExecutorSt
       // Names listed from the cache (which tools can write) may be what is wrong: the workers' own word decides.
       registered = await registerTools(entries, context);
       confirming = undefined;
+      late = undefined;
       checkNames(registered, mcp, checked.toolLimits);
     }
     // A tool only listed so far (from the cache, which tools can write) is not taken at its word: its own describe checks the sandbox.
     if ([...registered].some(([name, tool]) => tool.info.isolation === 'sandbox' && !confirming?.has(name)))
       await domains.ready('sandbox');
-    return new ToolExecutor(registered, domains, checked, options.remote, mcp, confirming);
+    return new ToolExecutor(registered, domains, checked, options.remote, mcp, confirming, late);
   } catch (error) {
     await Promise.all([domains.close(), mcp?.close(), options.remote?.close()]);
     throw error;
@@ -283,7 +288,16 @@ class ToolExecutor implements Executor, PendingCheckable {
     private readonly source?: ToolSource,
     /** Tools listed from the listing cache (`toolpool serve`), by name: their own describe, which swaps them for the tool it read. */
     confirming?: ReadonlyMap<string, Promise<RegisteredTool>>,
+    /** Modules the listing cache said hold no tool, described all the same: a tool one holds is added when found. */
+    late?: readonly Promise<RegisteredTool | undefined>[],
   ) {
+    for (const found of late ?? [])
+      void found.then((tool) => {
+        if (!tool || this.#closed || this.tools.has(tool.info.name) || this.source?.tools.has(tool.info.name)) return;
+        this.tools.set(tool.info.name, tool);
+        this.#ownVersion++;
+        this.#announceChange();
+      });
     for (const [name, describing] of confirming ?? []) {
       this.#confirming.set(
         name,

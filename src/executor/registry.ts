@@ -176,6 +176,8 @@ export interface ListedTools {
   tools: Map<string, RegisteredTool>;
   /** By listed name: the tool as this run's worker described it, or one whose calls fail with why it could not be. */
   confirming: Map<string, Promise<RegisteredTool>>;
+  /** Modules the cache says hold no tool, described anyway (the cache is writable by tools): a tool found joins the list then. */
+  late: Promise<RegisteredTool | undefined>[];
 }
 
 /**
@@ -201,13 +203,14 @@ export async function registerToolsListedFirst(entries: LoadedEntry[], context: 
         isolation: context.isolation,
       });
       const cached = key !== undefined ? listedInfo(await readListing(key), entry) : undefined;
-      // A helper module of a tools folder, as it was last time: no tool to list, no worker to start.
-      if (cached === 'skipped') return { tool: undefined };
       const describing = registerFound(entry, context, domain).then(async (tool) => {
         if (tool?.info.isolation === 'sandbox') await context.domains.ready('sandbox');
         if (key !== undefined) await writeListing(key, tool ? { info: tool.info } : { skipped: true });
         return tool;
       });
+      // A helper module of a tools folder, as it was last time: nothing to list now, and nothing to wait for. Its describe
+      // still runs: a tool could have written that, and a tool it finds is listed once found.
+      if (cached === 'skipped') return { tool: undefined, late: describing.catch(() => undefined) };
       if (cached === undefined) return { tool: await describing };
       const provisional = listedTool(cached, entry, context);
       return { tool: provisional, confirm: confirmed(describing, provisional, context), describing };
@@ -217,13 +220,14 @@ export async function registerToolsListedFirst(entries: LoadedEntry[], context: 
   reportSkipped(entries.filter((_, index) => listed[index]!.tool === undefined));
   const tools = uniqueNames(listed.map((entry) => entry.tool));
   for (const entry of listed) if (entry.confirm) confirming.set(entry.tool!.info.name, entry.confirm);
-  return { tools, confirming };
+  return { tools, confirming, late: listed.flatMap((entry) => (entry.late ? [entry.late] : [])) };
 }
 
 type Listed = {
   tool: RegisteredTool | undefined;
   confirm?: Promise<RegisteredTool>;
   describing?: Promise<RegisteredTool | undefined>;
+  late?: Promise<RegisteredTool | undefined>;
 };
 
 /**
