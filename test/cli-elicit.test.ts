@@ -40,3 +40,17 @@ test('!decline answers decline; the input ending cancels', async () => {
   expect(await terminal(['3', '!decline']).ask(FORM, context)).toEqual({ action: 'decline' });
   expect(await terminal(['3']).ask(FORM, context)).toEqual({ action: 'cancel' });
 });
+
+test("a tool's question cannot drive the terminal: escapes in its message, titles and choices are shown inert", async () => {
+  const hostile: ElicitRequest = {
+    message: 'Pay?\x1b[2J\x1b]52;c;cGF5\x07',
+    requestedSchema: {
+      type: 'object',
+      properties: { ok: { type: 'string', title: 'OK\x1b[1A', enum: ['yes\u202e', 'no'] } },
+    },
+  };
+  const { ask, written } = terminal(['no']);
+  await ask(hostile, context);
+  expect(written()).not.toMatch(/[\x1b\x07\u202e]/);
+  expect(written()).toContain('Pay?\\x1b[2J\\x1b]52;c;cGF5\\x07');
+});

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { ElicitField, ElicitHandler, ElicitResult } from '../core/elicitation.ts';
 import type { Input } from './approval-prompt.ts';
+import { escapeControls } from '../isolation/worker/tool-output.ts';
 import { oneLine, type Output, type Style } from './terminal.ts';
 
 /**
@@ -37,10 +38,10 @@ async function askForm(
   const required = new Set(request.requestedSchema.required ?? []);
   const content: Record<string, string | number | boolean | string[]> = {};
   try {
-    out.write(`${style.yellow('?')} ${toolName} asks: ${oneLine(request.message, 2000)}\n`);
+    out.write(`${style.yellow('?')} ${toolName} asks: ${inert(oneLine(request.message, 2000))}\n`);
     out.write('  (an empty line takes the default; !decline or !cancel answers so)\n');
     for (const [name, field] of Object.entries(request.requestedSchema.properties)) {
-      out.write(`  ${field.title ?? name}${describe(field, required.has(name))}: `);
+      out.write(`  ${inert(field.title ?? name)}${inert(describe(field, required.has(name)))}: `);
       const line = await lines.next();
       if (line.done) return { action: 'cancel' };
       const text = line.value.trim();
@@ -57,6 +58,9 @@ async function askForm(
     if (!(name in content) && field.default !== undefined) content[name] = field.default as string;
   return { action: 'accept', content };
 }
+
+/** The tool's words (message, titles, choices) as inert text: a question must not move the cursor or rewrite the form. */
+const inert = escapeControls;
 
 function choices(field: ElicitField): string[] | undefined {
   const options = (list: unknown) => (Array.isArray(list) ? list.map((option) => String(option.const)) : undefined);
