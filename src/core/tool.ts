@@ -87,7 +87,7 @@ export type ExecutionMode = 'parallel' | 'sequential';
  * inspector, its descriptors, and without `permissions` its files);
  * `'process'` is a wall only with `permissions` (Node's permission model:
  * it follows links that already exist in a granted root; no seccomp filter);
- * `'sandbox'` (bubblewrap) is one (shared kernel, no seccomp filter yet).
+ * `'sandbox'` (bubblewrap) is one (it shares the host's kernel: its seccomp filter refuses only keyrings).
  * Tools you did not write: `'sandbox'`, or `'process'` with `permissions`.
  */
 export type Isolation = 'worker' | 'process' | 'sandbox';
