@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { AdapterErrors, errorMessage } from '../../core/errors.ts';
 import { createModernServer } from './modern-server.ts';
+import { dropWhenUnread } from './unread-answers.ts';
 import { createMcpServer } from './server.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 
@@ -77,6 +78,7 @@ export async function serveOverHttp(executor: McpExecutor, options: McpHttpOptio
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const refusal = refuse(request);
     if (refusal) return sendError(response, refusal.status, refusal.message);
+    dropWhenUnread(response);
     let body: { raw: Buffer; parsed: unknown } | undefined;
     if (request.method === 'POST' && isJsonContentType(request.headers['content-type'] ?? null)) {
       const raw = await readBody(request, MAX_BODY_BYTES);
@@ -171,8 +173,9 @@ function webRequest(request: IncomingMessage, init: RequestInit = {}): Request {
 /**
  * A 2026-07-28 request, through the SDK v2's handler: its answer (one JSON
  * body, or an SSE stream with progress before the result) is written back
- * as it comes; a client that goes away aborts the request, and with it the
- * call (the tool's signal fires).
+ * as it comes, without waiting for the client to drain it (dropWhenUnread
+ * bounds what waits); a client that goes away aborts the request, and with
+ * it the call (the tool's signal fires).
  */
 async function serveModern(
   modern: McpHttpHandler,
