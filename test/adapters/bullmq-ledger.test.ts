@@ -104,5 +104,5 @@ describe('redisLedger', () => {
       await ledger.close?.();
       await rm(folder, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // starts a worker machine: under load a start alone took over 20 s
 });

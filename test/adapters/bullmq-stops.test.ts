@@ -228,5 +228,5 @@ describe('toolpool worker: SIGTERM', () => {
       /^Tool call stopped: the worker machine running it was shut down \(Tool call aborted: the tool ignored its signal and was killed after the grace period\.\)/,
     );
     expect(machine.stderrText).toMatch(/stopping: SIGTERM/);
-  });
+  }, 120_000); // starts a worker machine: under load a start alone took over 20 s
 });

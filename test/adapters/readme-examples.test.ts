@@ -79,7 +79,8 @@ describe('README examples', () => {
     } finally {
       await redis.stop();
     }
-  });
+    // Three processes start here (Redis, a worker machine, the example); under load a start alone took over 20 s.
+  }, 150_000);
 
   const open = useExecutors();
 

@@ -77,7 +77,7 @@ export function startToolpool(command: string, args: string[], env: NodeJS.Proce
 }
 
 /** Resolves with the first capture group of the first stderr line matching `pattern`. */
-export function waitForLine(child: ServeChild, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+export function waitForLine(child: ServeChild, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const check = () => {
       const match = pattern.exec(child.stderrText);
