@@ -50,7 +50,7 @@ beforeAll(async () => {
   ]);
   main = shared;
   machinePids = machines.slice(0, 2).map((child) => child.pid!);
-}, 60_000);
+}, 150_000); // three worker machines start at once: under load one start alone took over 20 s
 
 afterAll(async () => {
   await Promise.all(hosts.map((executor) => executor.close()));

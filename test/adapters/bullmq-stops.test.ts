@@ -87,7 +87,7 @@ beforeAll(async () => {
   ]);
   executor = shared;
   machines = started.map((child) => ({ pid: child.pid!, kill: (signal) => child.kill(signal) }));
-}, 60_000);
+}, 150_000); // two worker machines start at once: under load one start alone took over 20 s
 
 afterAll(async () => {
   await Promise.all(hosts.map((executor) => executor.close()));

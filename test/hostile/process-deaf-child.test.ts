@@ -19,7 +19,7 @@ function tierWithDeafChild() {
       return processLauncher.launch({
         ...spec,
         nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')],
-        env: { ...spec.env, TOOLPOOL_FAKE_MODE: 'elicit-flood-deaf', TOOLPOOL_FAKE_FLOOD_MS: '12000' },
+        env: { ...spec.env, TOOLPOOL_FAKE_MODE: 'elicit-flood-deaf', TOOLPOOL_FAKE_FLOOD_MS: '150000' },
       });
     },
   };
@@ -43,7 +43,9 @@ describe('process tier: a child that does not read its channel', () => {
     const limits = {
       ...DEFAULT_LIMITS,
       maxMemoryMb: 512,
-      timeoutMs: 14_000,
+      // The flood goes on until the host ends it; on a loaded machine the unread replies took over 12 s to reach the
+      // bound, so the call's own deadline (and the host's watchdog after it) stays well out of the way.
+      timeoutMs: 120_000,
       abortGraceMs: 100,
       maxResultBytes: 1 << 20,
     };
@@ -65,5 +67,5 @@ describe('process tier: a child that does not read its channel', () => {
       clearInterval(sampler);
       await tier.close();
     }
-  }, 60_000);
+  }, 240_000);
 });
