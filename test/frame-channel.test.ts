@@ -12,6 +12,9 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { encodeFrame, FrameReader } from '../src/isolation/process/frame-channel.ts';
 import { frameWriter } from '../src/isolation/process/host-channel.ts';
 import type { ChildToHost } from '../src/isolation/process/process-protocol.ts';
+import { fixture, recordEvents, textOf, useExecutors } from './support/executors.ts';
+
+const createExecutor = useExecutors();
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -81,5 +84,22 @@ describe('framed channel', () => {
     );
     expect(() => send(update(1, 'x'))).not.toThrow();
     expect(closed).toBe(1);
+  });
+
+  test('through a real child: an update of 1 MiB and a result of 6 MiB (far more than a socket buffer) arrive whole, in order', async () => {
+    const executor = await createExecutor({
+      tools: [fixture('frames/big-text.ts')],
+      isolation: 'process',
+      limits: { maxResultBytes: 8 << 20 },
+    });
+    const events = recordEvents(executor);
+    const { results } = await executor.executeBatch([
+      { id: 'c', name: 'big_text', arguments: { bytes: 6 << 20, updateBytes: 1 << 20 } },
+    ]);
+    expect(results[0]!.isError).toBe(false);
+    expect(textOf(results[0]!)).toBe('x'.repeat(6 << 20));
+    const updates = events.filter((event) => event.type === 'tool_update');
+    expect(updates).toHaveLength(1);
+    expect(events.map((event) => event.type)).toEqual(['tool_start', 'tool_update', 'tool_end']);
   });
 });
