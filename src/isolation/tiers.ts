@@ -18,9 +18,9 @@ import {
 } from './common/permissions.ts';
 import type { ChildLauncher } from './process/child-launcher.ts';
 import { linkLeavingRoots } from './common/granted-links.ts';
-import { ProcessTier, type ProcessTierOptions } from './process/process-tier.ts';
+import type { ProcessTier, ProcessTierOptions } from './process/process-tier.ts';
 import { parseNetAllowlist } from './sandbox/net-allowlist.ts';
-import { SandboxTier } from './sandbox/sandbox-tier.ts';
+import type { SandboxTier } from './sandbox/sandbox-tier.ts';
 import { sandboxAccessProblem } from './sandbox/sandbox-user.ts';
 import type { ThreadBudget } from './worker/thread-budget.ts';
 import type { ToolTier } from '../core/tier.ts';
@@ -48,11 +48,25 @@ export interface TierOptions {
   domainKey?: string;
 }
 
+/**
+ * The process and sandbox tiers' code (the child's launch, its channel, the
+ * sandbox's bubblewrap arguments and network proxy: some 25 files), loaded
+ * the first time a tool needs one of them: most executors run every tool in
+ * the worker tier and never do.
+ */
+let processTierModule: Promise<typeof import('./process/process-tier.ts')> | undefined;
+let sandboxTierModule: Promise<typeof import('./sandbox/sandbox-tier.ts')> | undefined;
+const loadProcessTier = () => (processTierModule ??= import('./process/process-tier.ts'));
+const loadSandboxTier = () => (sandboxTierModule ??= import('./sandbox/sandbox-tier.ts'));
+
 /** The isolation tiers of one executor, each started on first use. */
 export class Tiers {
   #worker: PoolSet | undefined;
   #process: ProcessTier | undefined;
   #sandbox: SandboxTier | undefined;
+  /** A process or sandbox tier whose module is loading: every request meanwhile waits for the same one. */
+  #processStarting: Promise<ProcessTier> | undefined;
+  #sandboxStarting: Promise<SandboxTier> | undefined;
   #measuredSupport: PermissionSupport | undefined;
 
   constructor(private readonly options: TierOptions) {}
@@ -66,11 +80,15 @@ export class Tiers {
    * The tier for an isolation level. With permissions on a Node whose
    * workers refuse the permission flags, the worker tier is the process
    * tier: the permissions then hold for the whole child process.
+   *
+   * A promise only until the process or sandbox tier's module has loaded
+   * (see loadProcessTier): the worker tier, and a tier once started, is
+   * returned as is, so a call pays no extra promise for it.
    */
-  get(isolation: Isolation): ToolTier {
+  get(isolation: Isolation): ToolTier | Promise<ToolTier> {
     this.check(isolation);
-    if (isolation === 'sandbox') return this.#sandboxTier();
-    if (this.#runsInProcess(isolation)) return (this.#process ??= new ProcessTier(this.processOptions()));
+    if (isolation === 'sandbox') return this.#sandbox ?? this.#sandboxTier();
+    if (this.#runsInProcess(isolation)) return this.#process ?? this.#processTier();
     return (this.#worker ??= new PoolSet(this.#poolOptions()));
   }
 
@@ -116,12 +134,20 @@ export class Tiers {
 
   /** Settles once the tiers in use can run: rejects when the sandbox tier is asked for and bubblewrap cannot start. */
   async ready(isolation: Isolation): Promise<void> {
-    if (isolation === 'sandbox') this.#sandboxTier();
-    await this.#sandbox?.ready;
+    if (isolation === 'sandbox') await (this.#sandbox ?? (await this.#sandboxTier())).ready;
   }
 
   async close(): Promise<void> {
+    // A tier still loading is started all the same, and closed with the others.
+    await Promise.allSettled([this.#processStarting, this.#sandboxStarting]);
     await Promise.all([this.#worker?.close(), this.#process?.close(), this.#sandbox?.close()]);
+  }
+
+  #processTier(): Promise<ProcessTier> {
+    this.#processStarting ??= loadProcessTier().then(
+      ({ ProcessTier }) => (this.#process = new ProcessTier(this.processOptions())),
+    );
+    return this.#processStarting;
   }
 
   /**
@@ -130,8 +156,14 @@ export class Tiers {
    * and the host-side proxy, so Node's own network permission (25+) is on
    * for it: the forwarders and the tools must reach the loopback ports.
    */
-  #sandboxTier(): SandboxTier {
-    if (this.#sandbox) return this.#sandbox;
+  #sandboxTier(): Promise<SandboxTier> {
+    this.#sandboxStarting ??= loadSandboxTier().then(
+      ({ SandboxTier }) => (this.#sandbox = this.#newSandbox(SandboxTier)),
+    );
+    return this.#sandboxStarting;
+  }
+
+  #newSandbox(Sandbox: typeof SandboxTier): SandboxTier {
     const { permissions } = this.options;
     const targets = Array.isArray(permissions?.net) ? parseNetAllowlist(permissions.net) : [];
     const forNode =
@@ -140,8 +172,7 @@ export class Tiers {
       key: this.options.domainKey ?? `module:${this.options.moduleFiles.join('\0')}`,
       fsWriteShared: permissions?.fsWriteShared ?? [],
     };
-    this.#sandbox = new SandboxTier(this.processOptions(undefined, forNode), targets, domain);
-    return this.#sandbox;
+    return new Sandbox(this.processOptions(undefined, forNode), targets, domain);
   }
 
   #poolOptions() {

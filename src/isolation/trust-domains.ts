@@ -2,7 +2,6 @@ import { ToolErrors, errorMessage } from '../core/errors.ts';
 import { ThreadBudget } from './worker/thread-budget.ts';
 import { keepInspectorClosed } from './common/inspector-guard.ts';
 import { checkIsolation, Tiers, type TierOptions } from './tiers.ts';
-import { checkSandboxSupport } from './sandbox/bwrap-support.ts';
 import type { ModuleTask, PrepareLimits, ToolTier } from '../core/tier.ts';
 import type { RunJob, RunOutcome } from '../core/runner.ts';
 import type { DefinitionView } from '../core/tool-view.ts';
@@ -44,7 +43,7 @@ export class TrustDomains {
 
   /** Settles once the tier can run: rejects when the sandbox tier is asked for and bubblewrap cannot start. */
   async ready(isolation: Isolation): Promise<void> {
-    if (isolation === 'sandbox') await checkSandboxSupport();
+    if (isolation === 'sandbox') await (await import('./sandbox/bwrap-support.ts')).checkSandboxSupport();
   }
 
   /**
@@ -156,8 +155,11 @@ export class Domain {
     await tiers?.close();
   }
 
-  /** The tier to run on now, started if this domain was idle (or never used). */
-  #tier(isolation: Isolation): ToolTier {
+  /**
+   * The tier to run on now, started if this domain was idle (or never used):
+   * a promise only while the process or sandbox tier's code first loads.
+   */
+  #tier(isolation: Isolation): ToolTier | Promise<ToolTier> {
     if (this.#closed) throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
     if (!this.#tiers) {
       this.#tiers = new Tiers(this.options);
@@ -169,9 +171,10 @@ export class Domain {
   /** One operation, counted while it runs; a promise with one reaction, so async stack traces see through it. */
   async #await<T>(isolation: Isolation, run: (tier: ToolTier) => Promise<T>): Promise<T> {
     const tier = this.#tier(isolation);
+    // Counted before the tier may load, so the domain is not stopped meanwhile.
     this.#running++;
     try {
-      return await run(tier);
+      return await run(await tier);
     } finally {
       this.#leave();
     }
@@ -181,9 +184,10 @@ export class Domain {
   #use(isolation: Isolation, run: (tier: ToolTier) => Promise<RunOutcome>): Promise<RunOutcome> {
     let done: Promise<RunOutcome>;
     try {
-      done = run(this.#tier(isolation));
+      const tier = this.#tier(isolation);
+      done = tier instanceof Promise ? tier.then(run).catch(failedOutcome) : run(tier);
     } catch (error) {
-      return Promise.resolve({ ok: false, error: errorMessage(error) });
+      return Promise.resolve(failedOutcome(error));
     }
     this.#running++;
     done.then(this.#leave, this.#leave);
@@ -195,3 +199,5 @@ export class Domain {
     this.#lastUsed = performance.now();
   };
 }
+
+const failedOutcome = (error: unknown): RunOutcome => ({ ok: false, error: errorMessage(error) });

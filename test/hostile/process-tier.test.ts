@@ -431,8 +431,8 @@ describe('permissions per line', () => {
       permissionSupport: { ...permissionSupport(), perWorker: false },
     });
     try {
-      expect(tiers.get('worker')).toBeInstanceOf(ProcessTier);
-      expect(tiers.get('worker')).toBe(tiers.get('process'));
+      expect(await tiers.get('worker')).toBeInstanceOf(ProcessTier);
+      expect(await tiers.get('worker')).toBe(await tiers.get('process'));
     } finally {
       await tiers.close();
     }

@@ -1,4 +1,4 @@
-import { deserialize, serialize } from 'node:v8';
+import { DefaultSerializer, deserialize } from 'node:v8';
 import { ToolpoolError } from '../../core/error-codes.ts';
 
 /**
@@ -15,15 +15,26 @@ import { ToolpoolError } from '../../core/error-codes.ts';
 const HEADER_BYTES = 4;
 /** The largest length the header can say; a reader's own bound is usually far lower. */
 const MAX_FRAME_BYTES = 0xffff_ffff;
+const HEADER_PLACEHOLDER = new Uint8Array(HEADER_BYTES);
 
-/** One message as the bytes to write: header, then body. */
-export function encodeFrame(message: unknown): Buffer[] {
-  const body = serialize(message);
-  if (body.length > MAX_FRAME_BYTES)
-    throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', `a message of ${body.length} bytes cannot be framed`);
-  const header = Buffer.allocUnsafe(HEADER_BYTES);
-  header.writeUInt32BE(body.length, 0);
-  return [header, body];
+/**
+ * One message as the bytes to write: header, then body, in one buffer, so a
+ * frame is one write and wakes the reader once (a header written on its own
+ * woke the other side for 4 bytes it could not use yet). The serializer
+ * writes the body after 4 placeholder bytes, which then get its length: the
+ * body is `v8.serialize(message)` exactly, never copied.
+ */
+export function encodeFrame(message: unknown): Buffer {
+  const serializer = new DefaultSerializer();
+  serializer.writeRawBytes(HEADER_PLACEHOLDER);
+  serializer.writeHeader();
+  serializer.writeValue(message);
+  const frame = serializer.releaseBuffer();
+  const length = frame.length - HEADER_BYTES;
+  if (length > MAX_FRAME_BYTES)
+    throw new ToolpoolError('TOOLPOOL_ERR_PROTOCOL', `a message of ${length} bytes cannot be framed`);
+  frame.writeUInt32BE(length, 0);
+  return frame;
 }
 
 export class FrameReader {

@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { FROM_HOST_FD, TO_HOST_FD } from './child-launcher.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
@@ -27,11 +27,37 @@ export function openHostChannel(
   fromHost.on('end', onClosed);
   fromHost.on('close', onClosed);
   fromHost.on('error', onClosed);
-  // Writes go out in order through one stream; a write that fails means the host is gone.
-  const toHost = createWriteStream('', { fd: TO_HOST_FD, autoClose: false });
-  toHost.on('error', onClosed);
+  return frameWriter(TO_HOST_FD, onClosed);
+}
+
+/**
+ * Writes frames to `fd` in order. A frame goes out with one write on this
+ * thread while nothing is queued: an asynchronous write runs on libuv's
+ * thread pool, which costs two thread wake-ups per frame for a few hundred
+ * bytes the socket takes at once. What the socket does not take at once
+ * (its buffer is full: `EAGAIN`, or a partial write) goes through a write
+ * stream, and so does every frame after it until the stream has drained.
+ * A write that fails otherwise means the host is gone.
+ */
+export function frameWriter(
+  fd: number,
+  onClosed: () => void,
+  /** The write on this thread (tests give one that writes less). */
+  writeNow: (fd: number, bytes: Uint8Array) => number = writeSync,
+): (message: ChildToHost) => void {
+  const stream = createWriteStream('', { fd, autoClose: false });
+  stream.on('error', onClosed);
   return (message) => {
-    if (toHost.destroyed) return;
-    for (const part of encodeFrame(message)) toHost.write(part);
+    if (stream.destroyed) return;
+    const frame = encodeFrame(message);
+    if (stream.writableLength > 0) return void stream.write(frame);
+    let written: number;
+    try {
+      written = writeNow(fd, frame);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return onClosed();
+      written = 0;
+    }
+    if (written < frame.length) stream.write(frame.subarray(written));
   };
 }

@@ -4,7 +4,7 @@
  * this process (kill it, exhaust its memory, crash it natively) ends here;
  * the host sees the process die and starts another.
  */
-import { closeSync, readdirSync } from 'node:fs';
+import { closeSync, readdirSync, statSync } from 'node:fs';
 import { ElicitErrors, errorMessage } from '../../core/errors.ts';
 import { elicitReplyError } from '../../core/elicitation.ts';
 import { openHostChannel } from './host-channel.ts';
@@ -119,11 +119,24 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
 function checkOpenFiles(): void {
   let open: number;
   try {
-    open = readdirSync('/proc/self/fd').length;
+    open = openFileCount();
   } catch {
     return; // no procfs: the descriptor cap alone bounds them
   }
   if (open > openFilesBound) send({ type: 'exhausted', openFiles: open });
+}
+
+/** Linux 6.2+ gives /proc/self/fd the number of open descriptors as its size; older kernels 0. */
+let countBySize = true;
+
+/** The open descriptors: one stat where the kernel counts them, else a listing (an open, reads and a close per call). */
+function openFileCount(): number {
+  if (countBySize) {
+    const size = statSync('/proc/self/fd').size;
+    if (size > 0) return size;
+    countBySize = false;
+  }
+  return readdirSync('/proc/self/fd').length;
 }
 
 /**

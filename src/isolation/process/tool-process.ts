@@ -85,6 +85,7 @@ type Pending = {
   onUpdate?: RunJob['onUpdate'];
   /** An execute request's questions (ctx.elicit): who answers, and what ends them (the call's end or abort). */
   elicit?: RunJob['elicit'];
+  /** Made when a question comes or the call is aborted (see endQuestions); aborted at the call's end if made. */
   ended?: AbortController;
   maxUpdateBytes?: number;
   deadline: NodeJS.Timeout;
@@ -198,7 +199,7 @@ export class ToolProcess {
     const id = this.#nextId++;
     // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
     const onAbort = () => {
-      this.#pending.get(id)?.ended?.abort();
+      endQuestions(this.#pending.get(id));
       this.#send({ type: 'abort', id });
       this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
     };
@@ -291,7 +292,7 @@ export class ToolProcess {
         resolve,
         deadline,
         ...(onUpdate ? { onUpdate } : {}),
-        ...(elicit ? { elicit, ended: new AbortController() } : {}),
+        ...(elicit ? { elicit } : {}),
         ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
       });
     });
@@ -561,7 +562,8 @@ export class ToolProcess {
         ToolErrors.processBrokeProtocol(`it asked a question for request ${message.id}, which is not a running call`),
       );
     const ask = pending.elicit;
-    relayAnswer(ask ? ask(message.request, pending.ended?.signal) : noOneToAsk(), message.qid, (reply) => {
+    pending.ended ??= new AbortController();
+    relayAnswer(ask ? ask(message.request, pending.ended.signal) : noOneToAsk(), message.qid, (reply) => {
       if (child === this.#child) this.#replyTo(child, { type: 'host-reply', ...reply });
     });
   }
@@ -627,9 +629,18 @@ export class ToolProcess {
   }
 }
 
+/**
+ * Ends a call's questions (its abort). The signal is made on first need, by
+ * a question or by this: aborting one on every call's end made a
+ * DOMException, with its stack trace, per call.
+ */
+function endQuestions(pending: Pending | undefined): void {
+  if (pending?.elicit) (pending.ended ??= new AbortController()).abort();
+}
+
 function write(child: Child, message: HostToChild): void {
   if (child.toChild.destroyed) return;
-  for (const part of encodeFrame(message)) child.toChild.write(part);
+  child.toChild.write(encodeFrame(message));
 }
 
 function closeChannel(child: Child): void {
