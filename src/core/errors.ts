@@ -173,7 +173,7 @@ export const SandboxErrors = {
  */
 export const McpErrors = {
   sdkMissing: (message: string) =>
-    `createExecutor: option mcpServers needs the MCP SDK: npm install @modelcontextprotocol/sdk (${boundText(message, 300)})`,
+    `createExecutor: option mcpServers could not load the MCP client (@modelcontextprotocol/client, a dependency of toolpool; reinstall toolpool): ${boundText(message, 300)}`,
   badServerName: (name: string) =>
     `createExecutor: MCP server name ${JSON.stringify(boundText(name, 100))} must be 1-${MCP_NAME_CHARS} letters, digits, "_" or "-" ` +
     '(its tools are named NAME_tool, and models accept only those characters).',

@@ -1,6 +1,5 @@
 import type { ElicitHandler } from '../core/elicitation.ts';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { SdkHttpError, type Tool as McpTool } from '@modelcontextprotocol/client';
 import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
 import type { RegisteredTool } from '../tools/registered-tool.ts';
 import type { RunJob, RunOutcome } from '../core/runner.ts';
@@ -8,7 +7,7 @@ import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
 import type { ToolLimits } from '../core/tool.ts';
 import { McpCall, type CallHooks } from './call.ts';
 import type { ServerPlan } from './config.ts';
-import { McpConnection } from './connection.ts';
+import { McpConnection, isTimeout } from './connection.ts';
 import { httpEndpoint, startStdioEndpoint, type Endpoint } from './endpoint.ts';
 import { Session } from './session.ts';
 import { executorTool, type ToolMapping } from './tools.ts';
@@ -173,6 +172,7 @@ export class ServerSupervisor {
     try {
       const connection = await McpConnection.open(endpoint.transport, {
         timeoutMs: remaining(),
+        kind: endpoint.kind,
         onListChanged: () => (state.session ? this.#onListChanged(state.session) : void (state.changed = true)),
         onClose: () => {
           state.closed = true;
@@ -209,18 +209,14 @@ export class ServerSupervisor {
 
   /** Why a start failed, in words: it exited (code, stderr), it never answered, it wants credentials, or what the SDK said. */
   async #startError(error: unknown, endpoint: Endpoint, phase: string): Promise<string> {
-    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+    const timedOut = isTimeout(error);
     if (!timedOut && endpoint.killable) {
       const ended = await Promise.race([endpoint.ended(), delay(EXIT_WAIT_MS)]);
       if (ended !== undefined) return McpErrors.exitedAtStart(this.name, ended, endpoint.stderrTail());
     }
     if (timedOut) return McpErrors.initializeTimedOut(this.name, this.options.loadTimeoutMs, phase);
-    if (
-      error instanceof StreamableHTTPError &&
-      (error.code === 401 || error.code === 403) &&
-      this.plan.kind === 'http'
-    ) {
-      return McpErrors.refused(this.name, this.plan.url.href, error.code);
+    if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403) && this.plan.kind === 'http') {
+      return McpErrors.refused(this.name, this.plan.url.href, error.status);
     }
     return McpErrors.startFailed(this.name, errorMessage(error));
   }
