@@ -123,6 +123,7 @@ export class McpCall implements Stoppable {
         answered,
         this.limits.abortGraceMs,
         this.session.endpoint.killable,
+        this.session.connection.modern,
       ),
       code: stopCode(reason),
     };

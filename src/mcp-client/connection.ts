@@ -198,10 +198,19 @@ export class McpConnection {
     return { result, cancel: (reason) => this.#cancel(token, reason), settled: () => this.#forget(token) };
   }
 
-  /** Whether the server answers a ping within `timeoutMs`. */
+  /** The session speaks 2026-07-28 (or a later revision). */
+  get modern(): boolean {
+    return this.#client.getProtocolEra() === 'modern';
+  }
+
+  /**
+   * Whether the server answers within `timeoutMs`: a ping, or on 2026-07-28
+   * (which has no ping) `server/discover`, which a server answers at any time.
+   */
   async ping(timeoutMs: number): Promise<boolean> {
     try {
-      await this.#client.ping({ timeout: timerMs(timeoutMs) });
+      const options = { timeout: timerMs(timeoutMs) };
+      await (this.modern ? this.#client.discover(options) : this.#client.ping(options));
       return true;
     } catch {
       return false;
