@@ -280,6 +280,19 @@ export class McpConnection {
   }
 }
 
+/**
+ * The server closed the connection while the SDK probed it with
+ * `server/discover`: on stdio, the way of 2025-era servers whose SDK ends
+ * the process on any request before `initialize`.
+ */
+export function closedAtProbe(error: unknown): boolean {
+  return (
+    error instanceof SdkError &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    error.message.includes('closed during the server/discover probe')
+  );
+}
+
 /** The SDK's own timeout fired (a request, or the start as a whole). */
 export function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;

@@ -7,7 +7,7 @@ import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
 import type { ToolLimits } from '../core/tool.ts';
 import { McpCall, type CallHooks } from './call.ts';
 import type { ServerPlan } from './config.ts';
-import { McpConnection, isTimeout } from './connection.ts';
+import { McpConnection, closedAtProbe, isTimeout, type Negotiation } from './connection.ts';
 import { httpEndpoint, startStdioEndpoint, type Endpoint } from './endpoint.ts';
 import { Session } from './session.ts';
 import { executorTool, type ToolMapping } from './tools.ts';
@@ -60,6 +60,11 @@ export class ServerSupervisor {
   /** Tools made of each definition the server listed, by the definition's JSON: an unchanged tool is not compiled again. */
   #made = new Map<string, RegisteredTool>();
   readonly #warned = new Set<string>();
+  /**
+   * How a start negotiates the revision: `auto` until a server (over stdio)
+   * ended at the `server/discover` probe; from then on `initialize` at once.
+   */
+  #negotiation: Negotiation = 'auto';
   readonly #mapping: ToolMapping;
   readonly #hooks: CallHooks;
 
@@ -173,6 +178,7 @@ export class ServerSupervisor {
       const connection = await McpConnection.open(endpoint.transport, {
         timeoutMs: remaining(),
         kind: endpoint.kind,
+        negotiation: this.#negotiation,
         onListChanged: () => (state.session ? this.#onListChanged(state.session) : void (state.changed = true)),
         onClose: () => {
           state.closed = true;
@@ -189,6 +195,12 @@ export class ServerSupervisor {
       endpoint.hold(this.#inFlight > 0);
       return session;
     } catch (error) {
+      if (endpoint.kind === 'stdio' && this.#negotiation === 'auto' && closedAtProbe(error)) {
+        // Some 2025-era servers exit on any request before initialize: start it again and send initialize first.
+        endpoint.kill();
+        this.#negotiation = 'legacy';
+        return this.#connect();
+      }
       const message = await this.#startError(error, endpoint, state.phase);
       endpoint.kill();
       throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', message);

@@ -15,6 +15,7 @@ import { createExecutor, type Executor } from '../../src/index.ts';
 import { call, recordEvents, textOf } from '../support/executors.ts';
 import { eventually } from '../support/leaks.ts';
 import {
+  MCP_FIXTURES,
   MCP_SERVER,
   MODERN_MCP_SERVER,
   startHttpMcpServer,
@@ -159,3 +160,20 @@ describe.each(Object.entries(TARGETS))('%s', (_, target) => {
     expect(cancelled).toContain('sleep');
   });
 });
+
+test('a 2025-era server that exits at the server/discover probe is started again and sent initialize first', async () => {
+  const executor = await createExecutor({
+    mcpServers: {
+      strict: { command: process.execPath, args: [`${MCP_FIXTURES}/exits-on-probe.mjs`], isolation: 'process' },
+    },
+  });
+  try {
+    const { results } = await executor.executeBatch([
+      call('r', 'strict_revision', {}),
+      call('e', 'strict_echo', { text: 'hi' }),
+    ]);
+    expect(results.map(textOf)).toEqual([LEGACY, 'hi']);
+  } finally {
+    await executor.close();
+  }
+}, 60_000);
