@@ -260,8 +260,12 @@ export class McpConnection {
     }
     if (!('method' in message) && 'id' in message && message.id !== undefined) {
       // The answer to a call: progress that comes after it is dropped, as a tool's updates after its result are.
+      // Not yet on 2026-07-28's input_required (the server asks first): the SDK sends the call again, on a
+      // new request id, with the person's answer and the same progress token, and the call runs on.
       const token = this.#tokens.get(message.id);
-      if (token !== undefined) this.#forget(token);
+      if (token === undefined) return false;
+      if (asksFirst(message)) this.#tokens.delete(message.id);
+      else this.#forget(token);
     }
     return false;
   }
@@ -278,6 +282,12 @@ export class McpConnection {
       ...(typeof message === 'string' ? { message } : {}),
     });
   }
+}
+
+/** A 2026-07-28 `input_required` answer: the server needs the client's input before it answers the call. */
+function asksFirst(message: JSONRPCMessage): boolean {
+  const { result } = message as { result?: { resultType?: unknown } };
+  return typeof result === 'object' && result !== null && result.resultType === 'input_required';
 }
 
 /**

@@ -77,11 +77,16 @@ const TARGETS: Record<string, Target> = {
 describe.each(Object.entries(TARGETS))('%s', (_, target) => {
   let executor: Executor;
   let http: HttpMcpServer | undefined;
+  const asked: string[] = [];
   beforeAll(async () => {
     const started = await target.server();
     http = started.http;
     executor = await createExecutor({
       mcpServers: { up: started.config },
+      onElicit: (request) => {
+        asked.push(request.message);
+        return { action: 'accept', content: { name: 'Ada' } };
+      },
       toolLimits: { up_sleep: { timeoutMs: 300 } },
     });
   }, 60_000);
@@ -120,6 +125,17 @@ describe.each(Object.entries(TARGETS))('%s', (_, target) => {
       { progress: 3, total: 3, message: 'step 3' },
     ]);
   });
+
+  // The 1.x fixture asks nothing; a 2025 server's elicitation/create is the conformance suite's
+  // elicitation-sep1034-client-defaults client scenario (test/adapters/mcp-conformance.test.ts).
+  test.skipIf(target.revision !== MODERN)(
+    "a server's question in input_required goes to onElicit; the answer gets the form's defaults",
+    async () => {
+      const { results } = await executor.executeBatch([call('q', 'up_ask', {})]);
+      expect(asked).toEqual(['Who are you?']);
+      expect(JSON.parse(textOf(results[0]!))).toEqual({ action: 'accept', content: { name: 'Ada', color: 'blue' } });
+    },
+  );
 
   test('a tools/list_changed reaches the executor: the new tool is listed, tools_changed is told', async () => {
     let changed = 0;
