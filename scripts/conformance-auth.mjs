@@ -33,6 +33,14 @@ const AUTH_SCENARIOS = [
   'auth/client-credentials-basic',
 ];
 
+/**
+ * Scenarios expected to fail, with why: the run fails when one of them passes, so the list cannot go stale.
+ * The 2025-03-26 metadata back-compat server serves its authorization server metadata at the root well-known path
+ * with an `issuer` of `<origin>/oauth`; RFC 8414 §3.3 says that issuer must be the origin, and the MCP SDK v2's
+ * client (which toolpool's MCP client is) refuses such metadata, as a defence against authorization server mix-up.
+ */
+const EXPECTED_FAILURES = new Set(['auth/2025-03-26-oauth-metadata-backcompat']);
+
 if (Number(process.versions.node.split('.')[0]) < 22) {
   console.error(`conformance:auth needs Node 22 or newer (the suite's own dependencies); this is ${process.version}`);
   process.exit(1);
@@ -62,20 +70,23 @@ const scenarios = asked.length > 0 ? asked : AUTH_SCENARIOS;
 const results = mkdtempSync(join(tmpdir(), 'toolpool-conformance-auth-'));
 const started = Date.now();
 const failed = [];
+const expected = [];
 try {
   for (const scenario of scenarios) {
     const { code, output } = await run(scenario, results);
     const summary = output.match(/Passed: \d+\/\d+, \d+ failed, \d+ warnings/)?.[0] ?? 'no summary';
     const ok = code === 0 && /Passed: (\d+)\/\1, 0 failed, 0 warnings/.test(output);
-    console.log(`${ok ? 'pass' : 'FAIL'}  ${scenario}  ${summary}`);
-    if (!ok) {
+    const expectedToFail = EXPECTED_FAILURES.has(scenario);
+    console.log(`${ok ? 'pass' : expectedToFail ? 'fail (expected)' : 'FAIL'}  ${scenario}  ${summary}`);
+    if (ok === expectedToFail) {
       failed.push(scenario);
-      console.log(output);
-    }
+      console.log(ok ? `${scenario} passes now: take it off EXPECTED_FAILURES` : output);
+    } else if (!ok) expected.push(scenario);
   }
 } finally {
   rmSync(results, { recursive: true, force: true });
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(0);
-console.log(`${scenarios.length - failed.length} of ${scenarios.length} passed in ${seconds} s`);
+const passed = scenarios.length - failed.length - expected.length;
+console.log(`${passed} of ${scenarios.length} passed, ${expected.length} failed as expected, in ${seconds} s`);
 if (failed.length > 0) process.exit(1);

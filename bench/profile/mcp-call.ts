@@ -31,6 +31,7 @@ const server = new ServerProcess({
 });
 const session = await McpConnection.open(new StdioTransport(server, 1 << 24, () => undefined), {
   timeoutMs: 10_000,
+  kind: 'stdio',
   onListChanged: () => undefined,
   onClose: () => undefined,
 });

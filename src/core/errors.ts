@@ -173,7 +173,7 @@ export const SandboxErrors = {
  */
 export const McpErrors = {
   sdkMissing: (message: string) =>
-    `createExecutor: option mcpServers needs the MCP SDK: npm install @modelcontextprotocol/sdk (${boundText(message, 300)})`,
+    `createExecutor: option mcpServers could not load the MCP client (@modelcontextprotocol/client, a dependency of toolpool; reinstall toolpool): ${boundText(message, 300)}`,
   badServerName: (name: string) =>
     `createExecutor: MCP server name ${JSON.stringify(boundText(name, 100))} must be 1-${MCP_NAME_CHARS} letters, digits, "_" or "-" ` +
     '(its tools are named NAME_tool, and models accept only those characters).',
@@ -220,13 +220,15 @@ export const McpErrors = {
   exitedDuringCall: (server: string, exit: string, stderr: string) =>
     `Tool crashed: MCP server "${server}" exited (${exit}) during the call; toolpool restarts it for later calls.` +
     stderrNote(stderr),
-  stopped: (server: string, what: string, answered: boolean, graceMs: number, killable: boolean) =>
-    `${what}; toolpool sent notifications/cancelled to MCP server "${server}". ` +
+  /** `modern`: the session speaks 2026-07-28, which cancels without notifications/cancelled over HTTP and has no ping. */
+  stopped: (server: string, what: string, answered: boolean, graceMs: number, killable: boolean, modern = false) =>
+    `${what}; toolpool ${modern ? 'cancelled the request on' : 'sent notifications/cancelled to'} MCP server "${server}". ` +
     (answered
-      ? 'The server still answers (it answered a ping), so it was left running.'
-      : killable
-        ? `It did not answer a ping within ${graceMs} ms (abortGraceMs), so it was killed with everything it started, and is restarted for later calls.`
-        : `It did not answer a ping within ${graceMs} ms (abortGraceMs); its session was dropped, and later calls open a new one.`),
+      ? `The server still answers (it answered ${modern ? 'server/discover' : 'a ping'}), so it was left running.`
+      : `It did not answer ${modern ? 'server/discover' : 'a ping'} within ${graceMs} ms (abortGraceMs)` +
+        (killable
+          ? ', so it was killed with everything it started, and is restarted for later calls.'
+          : '; its session was dropped, and later calls open a new one.')),
   killedForOther: (server: string) =>
     `Tool call stopped: MCP server "${server}" was killed because it stopped answering during another call; it is restarted for later calls.`,
   brokeProtocol: (server: string, problem: string, killable: boolean) =>

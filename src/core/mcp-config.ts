@@ -56,7 +56,8 @@ export interface McpHttpServer {
   headers?: Readonly<Record<string, string>>;
   /**
    * OAuth for a server that needs it: the MCP SDK's own `OAuthClientProvider`
-   * (from `@modelcontextprotocol/sdk/client/auth.js`), handed to its
+   * (from `@modelcontextprotocol/client`; the 1.x one from
+   * `@modelcontextprotocol/sdk/client/auth.js` has the same shape), handed to its
    * Streamable HTTP transport, which discovers the server's authorization
    * server, registers, gets and refreshes tokens through it.
    */
@@ -69,7 +70,7 @@ export interface McpHttpServer {
 /**
  * The MCP SDK's `OAuthClientProvider`, by its shape: any of the SDK's
  * providers (or your own implementation of its interface) fits. Written out
- * here so toolpool's types do not need the SDK, an optional peer dependency;
+ * here so toolpool's public types do not reach into the SDK's;
  * the SDK's transport calls its other optional methods as it documents.
  */
 export interface McpOAuthProvider {

@@ -97,7 +97,7 @@ export interface ExecutorOptions {
    * MCP servers whose tools become the executor's: each tool `t` of server
    * `NAME` is the tool `NAME_t`. A server with `command` is started by
    * toolpool (in the sandbox tier unless `isolation: 'process'`); one with
-   * `url` is reached over Streamable HTTP. Needs `@modelcontextprotocol/sdk`.
+   * `url` is reached over Streamable HTTP.
    */
   mcpServers?: Readonly<Record<string, McpServerConfig>>;
   /**

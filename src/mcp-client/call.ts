@@ -1,4 +1,4 @@
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
 import type { ResolvedLimits } from '../core/limits.ts';
 import type { RunJob, RunOutcome } from '../core/runner.ts';
@@ -123,6 +123,7 @@ export class McpCall implements Stoppable {
         answered,
         this.limits.abortGraceMs,
         this.session.endpoint.killable,
+        this.session.connection.modern,
       ),
       code: stopCode(reason),
     };
@@ -132,7 +133,7 @@ export class McpCall implements Stoppable {
   async #failed(error: unknown): Promise<RunOutcome> {
     const { session } = this;
     if (!session.closed) {
-      if (error instanceof McpError) this.hooks.answered(); // a JSON-RPC error is an answer
+      if (error instanceof ProtocolError) this.hooks.answered(); // a JSON-RPC error is an answer
       return { ok: false, error: McpErrors.callFailed(session.server, errorMessage(error)), code: 'THREW' };
     }
     if (session.endedBy === 'closing') return { ok: false, error: ToolErrors.poolClosed(), code: 'CLOSED' };

@@ -1,15 +1,14 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolResultSchema,
-  ErrorCode,
-  ListToolsResultSchema,
+  Client,
+  SdkError,
+  SdkErrorCode,
   type CallToolResult,
   type JSONRPCMessage,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { toolpoolVersion } from '../core/version.ts';
-import { RoutedTransport } from './routed-transport.ts';
+import { RoutedStdioTransport, RoutedTransport } from './routed-transport.ts';
 import type { ElicitHandler } from '../core/elicitation.ts';
 import { ELICITATION_CAPABILITY, answerElicitations } from './elicitation.ts';
 
@@ -29,7 +28,7 @@ export interface CallOptions {
 /** A call in flight. */
 export interface PendingCall {
   readonly result: Promise<CallToolResult>;
-  /** Sends notifications/cancelled for it and ends `result` with an error at once (a cancelled request gets no answer). */
+  /** Cancels it (the SDK's way for the revision spoken) and ends `result` with an error at once (a cancelled request gets no answer). */
   cancel(reason: string): void;
   /** The call is over for its caller: its progress, still arriving or not, is dropped from now on. */
   settled(): void;
@@ -42,9 +41,22 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 let nextToken = 1;
 
+/** How a session reaches its server: a local process's stdio, or a URL. */
+export type TransportKind = 'stdio' | 'http';
+
 /**
- * One MCP session with a server, through the SDK's Client (initialize,
- * versions, requests, cancellation, answering the server's pings). Two
+ * The revision a connection negotiates: `auto` probes with
+ * `server/discover` (2026-07-28) and falls back to `initialize` (the 2025
+ * revisions) for a server that does not speak it; `legacy` sends
+ * `initialize` at once.
+ */
+export type Negotiation = 'auto' | 'legacy';
+
+/**
+ * One MCP session with a server, through the SDK v2's Client (version
+ * negotiation: 2026-07-28 with a server that speaks it, the 2025 revisions
+ * with one that does not; requests, cancellation, answering the server's
+ * pings, its questions in either era). Two
  * things are routed by toolpool itself, in the order they arrive (see
  * RoutedTransport): each call's progress notifications, to that call and
  * only until its result came, and `tools/list_changed`.
@@ -56,12 +68,13 @@ let nextToken = 1;
  */
 export class McpConnection {
   readonly #client: Client;
-  #transport: RoutedTransport | undefined;
   /** Progress handlers by token, for calls that have not been answered. */
   readonly #progress = new Map<string, (update: ProgressUpdate) => void>();
   /** The progress token of each call request in flight, by request id, and the other way round. */
   readonly #tokens = new Map<string | number, string>();
   readonly #requests = new Map<string, string | number>();
+  /** The way to cancel each call in flight, by progress token. */
+  readonly #aborts = new Map<string, AbortController>();
 
   private constructor(
     private readonly onListChanged: () => void,
@@ -77,29 +90,71 @@ export class McpConnection {
   }
 
   /**
-   * Connects and initializes; rejects when initialize is not answered
-   * within `timeoutMs`. `onClose`: the session ended (its server process
-   * is gone, or the transport was closed).
+   * Connects, negotiates the revision and initializes; rejects (with an
+   * error `isTimeout` knows) when that is not done within `timeoutMs`, the
+   * probe and a fallback to `initialize` together. `onClose`: the session
+   * ended (its server process is gone, or the transport was closed).
    */
   static async open(
     transport: Transport,
     options: {
       timeoutMs: number;
+      kind: TransportKind;
+      /** Default `auto`. */
+      negotiation?: Negotiation;
       onListChanged: () => void;
       onClose: () => void;
       /** Answers the server's elicitation/create (the client then declares elicitation). */
       elicit?: { server: string; onElicit: ElicitHandler };
     },
   ): Promise<McpConnection> {
+    const negotiation = options.negotiation ?? 'auto';
     const connection = new McpConnection(options.onListChanged, options.elicit);
     connection.#client.onclose = options.onClose;
-    const routed = new RoutedTransport(transport, {
-      incoming: (message) => connection.#incoming(message),
-      outgoing: (message) => connection.#outgoing(message),
+    const router = {
+      incoming: (message: JSONRPCMessage) => connection.#incoming(message),
+      outgoing: (message: JSONRPCMessage) => connection.#outgoing(message),
+    };
+    const routed =
+      options.kind === 'stdio' ? new RoutedStdioTransport(transport, router) : new RoutedTransport(transport, router);
+    const timeout = timerMs(options.timeoutMs);
+    // On stdio a server that never answers the probe is a 2025-era one: half the time for the probe, and
+    // all of it bounded here, so a silent server is told within timeoutMs, not one and a half times it.
+    const probe = options.kind === 'stdio' ? { timeoutMs: Math.max(1, Math.ceil(timeout / 2)) } : {};
+    connection.#client.setVersionNegotiation({ mode: negotiation, probe });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })),
+        timeout,
+      );
     });
-    connection.#transport = routed;
-    await connection.#client.connect(routed, { timeout: timerMs(options.timeoutMs) });
+    try {
+      await Promise.race([connection.#connect(routed, timeout), deadline]);
+    } catch (error) {
+      await connection.#client.close().catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
     return connection;
+  }
+
+  /**
+   * connect; on 2026-07-28 a server's `notifications/tools/list_changed`
+   * comes on a `subscriptions/listen` stream only, so one is opened (the
+   * router sees what it carries). A server that refuses it still serves.
+   */
+  async #connect(transport: Transport, timeout: number): Promise<void> {
+    const client = this.#client;
+    await client.connect(transport, { timeout });
+    if (client.getProtocolEra() !== 'modern' || !client.getServerCapabilities()?.tools?.listChanged) return;
+    await client.listen({ toolsListChanged: true }, { timeout }).catch(() => undefined);
+  }
+
+  /** The revision the session speaks (`2026-07-28`, `2025-11-25`, ...). */
+  get protocolVersion(): string | undefined {
+    return this.#client.getNegotiatedProtocolVersion();
   }
 
   /** The server declared tools (a server without them has nothing to list). */
@@ -115,7 +170,6 @@ export class McpConnection {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const result = await this.#client.request(
         { method: 'tools/list', params: cursor !== undefined ? { cursor } : {} },
-        ListToolsResultSchema,
         { timeout: timerMs(timeoutMs) },
       );
       tools.push(...result.tools);
@@ -126,26 +180,37 @@ export class McpConnection {
   }
 
   /**
-   * tools/call with a progress token of toolpool's. Cancelling goes around
-   * the SDK's AbortSignal option: the SDK adds a listener to that signal and
-   * never removes it, which costs a few µs on every call (a tenth of a
-   * trivial call) and would pile up on a signal shared by calls.
+   * tools/call with a progress token of toolpool's, cancelled through a
+   * signal of its own: the SDK then cancels as the revision says
+   * (`notifications/cancelled`, or on 2026-07-28 over HTTP by closing the
+   * request's stream) and ends the request at once.
    */
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): PendingCall {
     const token = `toolpool-${nextToken++}`;
     this.#progress.set(token, options.onProgress);
+    const abort = new AbortController();
+    this.#aborts.set(token, abort);
     const request = {
       method: 'tools/call' as const,
       params: { name, arguments: args, _meta: { progressToken: token } },
     };
-    const result = this.#client.request(request, CallToolResultSchema, { timeout: timerMs(options.timeoutMs) });
+    const result = this.#client.request(request, { timeout: timerMs(options.timeoutMs), signal: abort.signal });
     return { result, cancel: (reason) => this.#cancel(token, reason), settled: () => this.#forget(token) };
   }
 
-  /** Whether the server answers a ping within `timeoutMs`. */
+  /** The session speaks 2026-07-28 (or a later revision). */
+  get modern(): boolean {
+    return this.#client.getProtocolEra() === 'modern';
+  }
+
+  /**
+   * Whether the server answers within `timeoutMs`: a ping, or on 2026-07-28
+   * (which has no ping) `server/discover`, which a server answers at any time.
+   */
   async ping(timeoutMs: number): Promise<boolean> {
     try {
-      await this.#client.ping({ timeout: timerMs(timeoutMs) });
+      const options = { timeout: timerMs(timeoutMs) };
+      await (this.modern ? this.#client.discover(options) : this.#client.ping(options));
       return true;
     } catch {
       return false;
@@ -165,23 +230,16 @@ export class McpConnection {
     this.#requests.set(token, message.id);
   }
 
-  /** notifications/cancelled to the server, and to the SDK client the error answer the server will not send. */
+  /** The call's signal: the SDK tells the server and ends the request with an error. */
   #cancel(token: string, reason: string): void {
-    const id = this.#requests.get(token);
-    if (id === undefined) return; // answered already, or never sent
-    void this.#client
-      .notification({ method: 'notifications/cancelled', params: { requestId: id, reason } })
-      .catch(() => undefined);
-    this.#transport?.deliver({
-      jsonrpc: '2.0',
-      id,
-      error: { code: ErrorCode.RequestTimeout, message: `cancelled by toolpool: ${reason}` },
-    });
+    if (!this.#requests.has(token)) return; // answered already, or never sent
+    this.#aborts.get(token)?.abort(`cancelled by toolpool: ${reason}`);
   }
 
   /** A call settled (answered, cancelled or its session closed): nothing more of its progress is relayed. */
   #forget(token: string): void {
     this.#progress.delete(token);
+    this.#aborts.delete(token);
     const id = this.#requests.get(token);
     this.#requests.delete(token);
     if (id !== undefined) this.#tokens.delete(id);
@@ -202,8 +260,12 @@ export class McpConnection {
     }
     if (!('method' in message) && 'id' in message && message.id !== undefined) {
       // The answer to a call: progress that comes after it is dropped, as a tool's updates after its result are.
+      // Not yet on 2026-07-28's input_required (the server asks first): the SDK sends the call again, on a
+      // new request id, with the person's answer and the same progress token, and the call runs on.
       const token = this.#tokens.get(message.id);
-      if (token !== undefined) this.#forget(token);
+      if (token === undefined) return false;
+      if (asksFirst(message)) this.#tokens.delete(message.id);
+      else this.#forget(token);
     }
     return false;
   }
@@ -220,6 +282,30 @@ export class McpConnection {
       ...(typeof message === 'string' ? { message } : {}),
     });
   }
+}
+
+/** A 2026-07-28 `input_required` answer: the server needs the client's input before it answers the call. */
+function asksFirst(message: JSONRPCMessage): boolean {
+  const { result } = message as { result?: { resultType?: unknown } };
+  return typeof result === 'object' && result !== null && result.resultType === 'input_required';
+}
+
+/**
+ * The server closed the connection while the SDK probed it with
+ * `server/discover`: on stdio, the way of 2025-era servers whose SDK ends
+ * the process on any request before `initialize`.
+ */
+export function closedAtProbe(error: unknown): boolean {
+  return (
+    error instanceof SdkError &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    error.message.includes('closed during the server/discover probe')
+  );
+}
+
+/** The SDK's own timeout fired (a request, or the start as a whole). */
+export function isTimeout(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
 function timerMs(ms: number): number {

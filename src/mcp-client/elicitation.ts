@@ -1,5 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type Client, type ElicitResult } from '@modelcontextprotocol/client';
 import type { ElicitHandler } from '../core/elicitation.ts';
 import { errorMessage } from '../core/errors.ts';
 import { checkElicitAnswer, checkElicitRequest, withElicitDefaults } from '../tools/elicitation-check.ts';
@@ -14,7 +13,10 @@ export const ELICITATION_CAPABILITY = { elicitation: { form: {} } } as const;
  * form, bounded), the fields an accepted answer left out get the schema's
  * defaults (SEP-1034), and the answer must fit the form before it is sent.
  * The handler is told the server's name as `toolName` (the question belongs
- * to one of its calls; the protocol does not say which).
+ * to one of its calls; the protocol does not say which). The same handler
+ * answers both eras: a 2025-era server's `elicitation/create` request, and
+ * on 2026-07-28 the question a call's `input_required` result carries (the
+ * SDK retries the call with the answer).
  */
 export function answerElicitations(
   client: Client,
@@ -24,22 +26,26 @@ export function answerElicitations(
 ): void {
   // The server is untrusted like a tool: one question at a time, and only while one of its calls runs.
   let asking = false;
-  client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
+  client.setRequestHandler('elicitation/create', async (request, ctx): Promise<ElicitResult> => {
     const { params } = request;
     if (params.mode === 'url')
-      throw new McpError(ErrorCode.InvalidParams, 'toolpool answers elicitation in form mode only');
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'toolpool answers elicitation in form mode only');
     const checked = checkElicitRequest({ message: params.message, requestedSchema: params.requestedSchema });
     if (typeof checked === 'string')
-      throw new McpError(ErrorCode.InvalidParams, `elicitation/create refused: ${checked}`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `elicitation/create refused: ${checked}`);
     if (!callRunning())
-      throw new McpError(ErrorCode.InvalidRequest, 'elicitation/create refused: no call of this server is running');
-    if (asking) throw new McpError(ErrorCode.InvalidRequest, 'elicitation/create refused: one question at a time');
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        'elicitation/create refused: no call of this server is running',
+      );
+    if (asking)
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'elicitation/create refused: one question at a time');
     asking = true;
     let answer: unknown;
     try {
-      answer = await onElicit(checked, { toolName: server, callId: '', signal: extra.signal });
+      answer = await onElicit(checked, { toolName: server, callId: '', signal: ctx.mcpReq.signal });
     } catch (error) {
-      throw new McpError(ErrorCode.InternalError, `no answer: ${errorMessage(error)}`);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `no answer: ${errorMessage(error)}`);
     } finally {
       asking = false;
     }
@@ -54,7 +60,7 @@ export function answerElicitations(
           }
         : answer;
     const result = checkElicitAnswer(filled, checked);
-    if (typeof result === 'string') throw new McpError(ErrorCode.InternalError, `no answer: ${result}`);
+    if (typeof result === 'string') throw new ProtocolError(ProtocolErrorCode.InternalError, `no answer: ${result}`);
     return result as ElicitResult;
   });
 }

@@ -1,7 +1,5 @@
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { resolve } from 'node:path';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { StreamableHTTPClientTransport, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import { McpErrors, errorMessage } from '../core/errors.ts';
 import { checkSandboxSupport } from '../isolation/sandbox/bwrap-support.ts';
 import { boundedFetch } from './bounded-fetch.ts';
@@ -16,6 +14,8 @@ import { ToolpoolError } from '../core/error-codes.ts';
 /** How a session reaches its server: a process toolpool started, or a URL. */
 export interface Endpoint {
   readonly transport: Transport;
+  /** What the transport runs over: the SDK tells a server that is silent at the probe by it. */
+  readonly kind: 'stdio' | 'http';
   /** A process toolpool can kill; a remote server's session can only be dropped. */
   readonly killable: boolean;
   /** Set when the server broke the protocol and was killed for it. */
@@ -68,6 +68,7 @@ export async function startStdioEndpoint(plan: StdioPlan, options: StdioEndpoint
   });
   return {
     transport,
+    kind: 'stdio',
     killable: true,
     get brokenBy() {
       return brokenBy;
@@ -115,6 +116,7 @@ export function httpEndpoint(plan: HttpPlan, maxMessageBytes: number): Endpoint 
   });
   return {
     transport,
+    kind: 'http',
     killable: false,
     get brokenBy() {
       return brokenBy;

@@ -6,8 +6,9 @@ import { ToolpoolError } from '../core/error-codes.ts';
 
 /**
  * The MCP servers' tools, for createExecutor. The client is imported only
- * here, when servers are configured: it needs @modelcontextprotocol/sdk, an
- * optional peer dependency, and its absence is told as what to install.
+ * here, when servers are configured (@modelcontextprotocol/client, a
+ * dependency, is loaded only by hosts that use it); a broken install is
+ * told as such.
  */
 export async function loadMcpTools(
   servers: Readonly<Record<string, McpServerConfig>>,

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { McpErrors, ToolErrors, boundText, MAX_TEXT } from '../core/errors.ts';
 import type { RunOutcome } from '../core/runner.ts';
 import type { Content, ToolResult } from '../core/tool.ts';

@@ -1,5 +1,4 @@
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 
 /** Sees each message before the SDK client does; returns true for one it handled itself (the client never sees it). */
 export type Router = {
@@ -15,6 +14,10 @@ export type Router = {
  * chunk) would reach its handler after the result, and a
  * `tools/list_changed` sent before a result would be acted on after it;
  * the router sees them in wire order.
+ *
+ * What the SDK reads of a transport to pick its ways passes through: a
+ * stream per request (Streamable HTTP: on 2026-07-28 a call is cancelled by
+ * closing its stream), the protocol version for the HTTP headers.
  */
 export class RoutedTransport implements Transport {
   onclose?: () => void;
@@ -36,8 +39,16 @@ export class RoutedTransport implements Transport {
     return this.inner.sessionId;
   }
 
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
+  }
+
   setProtocolVersion(version: string): void {
     this.inner.setProtocolVersion?.(version);
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.inner.setSupportedProtocolVersions?.(versions);
   }
 
   start(): Promise<void> {
@@ -52,9 +63,17 @@ export class RoutedTransport implements Transport {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
 
-  /** Hands the SDK client a message as if the server had sent it (the router does not see it). */
-  deliver(message: JSONRPCMessage): void {
-    this.onmessage?.(message);
-  }
+/**
+ * The same, over a local process's stdin and stdout. The SDK tells a stdio
+ * transport by its `pid` and `stderr` (no class to import): on one, a
+ * server that does not answer the `server/discover` probe is a 2025-era
+ * server (it gets `initialize`), where over HTTP silence is an outage. It
+ * probes in place: the SDK starts a second process only for its own stdio
+ * transport, never for this one.
+ */
+export class RoutedStdioTransport extends RoutedTransport {
+  readonly pid = null;
+  readonly stderr = null;
 }

@@ -1,6 +1,5 @@
 import type { ElicitHandler } from '../core/elicitation.ts';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { SdkHttpError, type Tool as McpTool } from '@modelcontextprotocol/client';
 import { McpErrors, ToolErrors, errorMessage } from '../core/errors.ts';
 import type { RegisteredTool } from '../tools/registered-tool.ts';
 import type { RunJob, RunOutcome } from '../core/runner.ts';
@@ -8,7 +7,7 @@ import { withSandboxNetHint } from '../isolation/sandbox/sandbox-net-hint.ts';
 import type { ToolLimits } from '../core/tool.ts';
 import { McpCall, type CallHooks } from './call.ts';
 import type { ServerPlan } from './config.ts';
-import { McpConnection } from './connection.ts';
+import { McpConnection, closedAtProbe, isTimeout, type Negotiation } from './connection.ts';
 import { httpEndpoint, startStdioEndpoint, type Endpoint } from './endpoint.ts';
 import { Session } from './session.ts';
 import { executorTool, type ToolMapping } from './tools.ts';
@@ -61,6 +60,11 @@ export class ServerSupervisor {
   /** Tools made of each definition the server listed, by the definition's JSON: an unchanged tool is not compiled again. */
   #made = new Map<string, RegisteredTool>();
   readonly #warned = new Set<string>();
+  /**
+   * How a start negotiates the revision: `auto` until a server (over stdio)
+   * ended at the `server/discover` probe; from then on `initialize` at once.
+   */
+  #negotiation: Negotiation = 'auto';
   readonly #mapping: ToolMapping;
   readonly #hooks: CallHooks;
 
@@ -173,6 +177,8 @@ export class ServerSupervisor {
     try {
       const connection = await McpConnection.open(endpoint.transport, {
         timeoutMs: remaining(),
+        kind: endpoint.kind,
+        negotiation: this.#negotiation,
         onListChanged: () => (state.session ? this.#onListChanged(state.session) : void (state.changed = true)),
         onClose: () => {
           state.closed = true;
@@ -189,6 +195,12 @@ export class ServerSupervisor {
       endpoint.hold(this.#inFlight > 0);
       return session;
     } catch (error) {
+      if (endpoint.kind === 'stdio' && this.#negotiation === 'auto' && closedAtProbe(error)) {
+        // Some 2025-era servers exit on any request before initialize: start it again and send initialize first.
+        endpoint.kill();
+        this.#negotiation = 'legacy';
+        return this.#connect();
+      }
       const message = await this.#startError(error, endpoint, state.phase);
       endpoint.kill();
       throw new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', message);
@@ -209,18 +221,14 @@ export class ServerSupervisor {
 
   /** Why a start failed, in words: it exited (code, stderr), it never answered, it wants credentials, or what the SDK said. */
   async #startError(error: unknown, endpoint: Endpoint, phase: string): Promise<string> {
-    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+    const timedOut = isTimeout(error);
     if (!timedOut && endpoint.killable) {
       const ended = await Promise.race([endpoint.ended(), delay(EXIT_WAIT_MS)]);
       if (ended !== undefined) return McpErrors.exitedAtStart(this.name, ended, endpoint.stderrTail());
     }
     if (timedOut) return McpErrors.initializeTimedOut(this.name, this.options.loadTimeoutMs, phase);
-    if (
-      error instanceof StreamableHTTPError &&
-      (error.code === 401 || error.code === 403) &&
-      this.plan.kind === 'http'
-    ) {
-      return McpErrors.refused(this.name, this.plan.url.href, error.code);
+    if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403) && this.plan.kind === 'http') {
+      return McpErrors.refused(this.name, this.plan.url.href, error.status);
     }
     return McpErrors.startFailed(this.name, errorMessage(error));
   }

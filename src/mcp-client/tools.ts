@@ -1,4 +1,4 @@
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/client';
 import { McpErrors } from '../core/errors.ts';
 import { hostLimits, resolveLimits } from '../core/limits.ts';
 import { compileDetailsValidator } from '../tools/output-validation.ts';

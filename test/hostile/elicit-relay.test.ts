@@ -65,7 +65,10 @@ describe("an MCP server's questions (elicitation/create)", () => {
       inCall,
     );
     const ask = () =>
-      handler!({ method: 'elicitation/create', params: FORM }, { signal: new AbortController().signal }).then(
+      handler!(
+        { method: 'elicitation/create', params: FORM },
+        { mcpReq: { signal: new AbortController().signal } },
+      ).then(
         () => 'answered',
         (error: Error) => error.message,
       );
