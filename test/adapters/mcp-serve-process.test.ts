@@ -3,7 +3,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { eventually } from '../support/leaks.ts';
 import {
   childrenOf,
@@ -21,6 +21,10 @@ import {
 // These tests speak JSON-RPC lines to `toolpool serve` themselves instead of
 // using the SDK client, so they see the exact order on the wire and how the
 // process ends when nobody kills it.
+
+// Each test starts `toolpool serve` processes (a TypeScript CLI that compiles its tools): with a CPU burner beside
+// the suite, two starts took over the default 30 s. The failures these tests catch (a hang, a wrong exit) are not slow.
+vi.setConfig({ testTimeout: 120_000 });
 
 const started: ServeChild[] = [];
 afterEach(() => {
