@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { fixture } from './support/executors.ts';
 import {
   openaiChunks as c,
@@ -12,6 +12,10 @@ import {
   startOpenAIWireServer,
   type OpenAIWireServer,
 } from './support/openai-wire-server.ts';
+
+// Each test runs the CLI (TypeScript through tsx, tools compiled on start) and gives it 60 s; with a CPU burner
+// beside the suite a run took over the default 30 s. The failures these tests catch are not slow ones.
+vi.setConfig({ testTimeout: 120_000 });
 
 // toolpool run --ledger <file> --run-id <id>: a re-run of a run does not repeat its calls.
 const bin = fileURLToPath(new URL('../bin/toolpool.js', import.meta.url));

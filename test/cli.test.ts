@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { fixture, exampleTool } from './support/executors.ts';
 import { runCommand } from '../src/cli/run.ts';
 import { anthropicEvents as a, startAnthropicWireServer } from './support/anthropic-wire-server.ts';
@@ -15,6 +15,10 @@ import {
   startOpenAIWireServer,
   type OpenAIWireServer,
 } from './support/openai-wire-server.ts';
+
+// Each test runs the CLI (TypeScript through tsx, tools compiled on start) and gives it 60 s; with a CPU burner
+// beside the suite a run took over the default 30 s. The failures these tests catch are not slow ones.
+vi.setConfig({ testTimeout: 120_000 });
 
 const bin = fileURLToPath(new URL('../bin/toolpool.js', import.meta.url));
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { bin, root, serveOverStdio } from '../support/mcp-serve.ts';
 import { MCP_SERVER, stdioServer } from '../support/mcp-servers.ts';
@@ -18,6 +18,10 @@ import {
   startOpenAIWireServer,
   type OpenAIWireServer,
 } from '../support/openai-wire-server.ts';
+
+// Each test runs the CLI (TypeScript through tsx, tools compiled on start) and gives it 60 s; with a CPU burner
+// beside the suite a run took over the default 30 s. The failures these tests catch are not slow ones.
+vi.setConfig({ testTimeout: 120_000 });
 
 const scratch = mkdtempSync(join(tmpdir(), 'toolpool-mcp-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
