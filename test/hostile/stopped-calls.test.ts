@@ -161,5 +161,43 @@ describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])(
       const next = await executor.executeBatch([call('next', 'stuck_block', { action: 'sleep', ms: 0 })]);
       expect(textOf(next.results[0]!)).toBe('slept 0');
     }, 90_000);
+
+    // An abort bounds the child's answer more tightly than a timeout (no load time on top): the child's verdict, six
+    // seconds after its terminate, must still come before the host gives up on the child.
+    test.runIf(isolation === 'process')(
+      'the same when the call is aborted, not timed out',
+      async () => {
+        const iterations = iterationsFor(20_000);
+        const factory = fixture('walls/native-block-factory.ts');
+        const executor = await executors({
+          tools: [
+            { module: factory, options: { name: 'stuck_block' } },
+            { module: factory, options: { name: 'bystander_block' } },
+          ],
+          isolation,
+          workers: { min: 1, max: 2 },
+          limits: { timeoutMs: 60_000, abortGraceMs: 300 },
+        });
+        await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+        const controller = new AbortController();
+        const stuck = executor.executeBatch([call('stuck', 'stuck_block', { action: 'pbkdf2', iterations })], {
+          signal: controller.signal,
+        });
+        const bystander = executor.executeBatch([
+          call('bystander', 'bystander_block', { action: 'sleep', ms: 30_000 }),
+        ]);
+        setTimeout(() => controller.abort(), 500);
+        const [stopped, shared] = await Promise.all([stuck, bystander]);
+        expect(textOf(stopped.results[0]!)).toBe(
+          'Tool call aborted: the tool ignored its signal and was killed after the grace period.',
+        );
+        expect(textOf(shared.results[0]!)).toMatch(
+          /SIGKILLed because another call running in it ignored its signal and could not be stopped/,
+        );
+        const next = await executor.executeBatch([call('next', 'stuck_block', { action: 'sleep', ms: 0 })]);
+        expect(textOf(next.results[0]!)).toBe('slept 0');
+      },
+      90_000,
+    );
   },
 );
