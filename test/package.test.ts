@@ -2,17 +2,19 @@
  * toolpool as a user gets it: the packed tarball installed into an empty
  * project next to that user's own TypeBox (0.32, an older minor than the
  * 0.34 toolpool is developed with), type-checked with tsc and run. This is
- * the slow file of the suite (a build, a pack and an npm install, from the
- * npm cache when it holds the packages).
+ * the slow file of the suite (a build and a pack, shared with the other
+ * files that install the tarball, and an npm install, from the npm cache
+ * when it holds the packages).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PackageErrors } from '../src/core/errors.ts';
+import { packedTarball } from './support/packed-tarball.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
@@ -63,11 +65,11 @@ describe('a user project with its own TypeBox', { timeout: 240_000 }, () => {
 
   beforeAll(async () => {
     project = await mkdtemp(join(tmpdir(), 'toolpool-user-'));
-    const packed = await npm(['pack', '--pack-destination', project, '--loglevel=error'], root, 180_000);
-    expect(packed.code, packed.stderr).toBe(0);
-    const tarball = (await readdir(project)).find((name) => name.endsWith('.tgz'));
-    expect(tarball).toBeDefined();
-    await writeUserProject(project, tarball!);
+    // The tree's tarball, packed once for every test file and run that installs it.
+    const packed = await packedTarball();
+    const tarball = basename(packed);
+    await copyFile(packed, join(project, tarball));
+    await writeUserProject(project, tarball);
     const installed = await npm(
       ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'],
       project,

@@ -5,15 +5,17 @@
  * the ways the page says, and the project type-checked with TypeScript 7 and
  * 5.9, strict, `skipLibCheck` off, `@types/node` installed and not named in
  * `"types"`. The README's quick start is the page's, block for block.
- * Slow (a build, a pack, npm installs from the npm cache when it holds them).
+ * Slow (a build and a pack, shared with the other files that install the
+ * tarball; npm installs from the npm cache when it holds them).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { packedTarball } from './support/packed-tarball.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const guide = readFileSync(join(root, 'docs/getting-started.md'), 'utf8');
@@ -81,13 +83,12 @@ let project: string;
 
 beforeAll(async () => {
   parent = await mkdtemp(join(tmpdir(), 'toolpool-first-hour-'));
-  const packed = await run('npm', ['pack', '--pack-destination', parent, '--loglevel=error'], root, 300_000);
-  expect(packed.code, packed.stderr).toBe(0);
-  const tarball = (await readdir(parent)).find((name) => name.endsWith('.tgz'))!;
+  // The tree's tarball, packed once for every test file and run that installs it.
+  const tarball = await packedTarball();
   // The quick start's commands as written, but for where toolpool comes from.
   const script = setup!.replace(
     /^npm install toolpool /m,
-    `npm install --no-audit --no-fund --prefer-offline ${join(parent, tarball)} `,
+    `npm install --no-audit --no-fund --prefer-offline ${tarball} `,
   );
   expect(script).not.toBe(setup);
   const ran = await run('bash', ['-euo', 'pipefail', '-c', script], parent, 300_000);

@@ -106,7 +106,7 @@ export interface SoakReport {
   closeMs: number;
   /** Descendant processes and threads above the start's count, after close. */
   leftProcesses: string[];
-  /** esbuild's service, which toolpool's module compiler keeps in the host process (not counted as left). */
+  /** Of leftProcesses, esbuild services (the host's module compiler stops its own when the last executor closes). */
   compilerService: number;
   leftThreads: number;
   /** Heap and RSS grew by less than the bounds below. */
@@ -483,12 +483,12 @@ async function leftovers(
   processesAtStart: ReadonlySet<number>,
 ): Promise<{ processes: string[]; threads: number; compiler: string[] }> {
   for (let waited = 0; ; waited += 100) {
-    // esbuild's service is the compiler toolpool shares in the host (unref'd, started once, running no tool code): named apart.
+    // esbuild's service (the host's module compiler) is stopped when the last executor closes: one left counts, named as such.
     const processes = descendants()
       .filter((pid) => !processesAtStart.has(pid))
       .map((pid) => `${pid} ${commandOf(pid)}`);
     const compiler = processes.filter((line) => / --service=\S+ --ping/.test(line));
-    const left = processes.filter((line) => !compiler.includes(line));
+    const left = processes;
     const threads = Math.max(0, threadCount() - threadsAtStart);
     if ((left.length === 0 && threads === 0) || waited >= 2_000) return { processes: left, threads, compiler };
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -506,7 +506,7 @@ export function summary(report: SoakReport): string {
     `lost: ${report.lost}`,
     `host heap: ${report.heapMb.start} → ${report.heapMb.end} MB; rss: ${report.rssMb.start} → ${report.rssMb.end} MB (${report.flat ? 'flat' : 'GREW'})`,
     `close(): ${report.closeMs} ms; left after it: ${report.leftProcesses.length} processes, ${report.leftThreads} threads` +
-      ` (besides ${report.compilerService} esbuild service of the host's module compiler)`,
+      ` (of which ${report.compilerService} esbuild service)`,
   ];
   for (const left of report.leftProcesses) lines.push(`  left: ${left}`);
   for (const item of report.wrong.slice(0, 40)) lines.push(`  ${item.tier} ${item.kind} ${item.id}: ${item.problem}`);

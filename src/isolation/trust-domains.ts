@@ -1,4 +1,5 @@
 import { ToolErrors, errorMessage } from '../core/errors.ts';
+import { holdEsbuild } from '../tools/esbuild-service.ts';
 import { ThreadBudget } from './worker/thread-budget.ts';
 import { keepInspectorClosed } from './common/inspector-guard.ts';
 import { checkIsolation, Tiers, type TierOptions } from './tiers.ts';
@@ -29,6 +30,8 @@ export class TrustDomains {
   readonly #domains = new Map<string, Domain>();
   readonly #budget: ThreadBudget;
   #sweep: NodeJS.Timeout | undefined;
+  /** Lets go of esbuild's service (the host's module compiler) once this executor's domains are closed. */
+  readonly #releaseEsbuild = holdEsbuild();
 
   constructor(private readonly options: DomainOptions) {
     this.#budget = new ThreadBudget(options.maxWorkers);
@@ -72,7 +75,11 @@ export class TrustDomains {
   async close(): Promise<void> {
     clearInterval(this.#sweep);
     this.#sweep = undefined;
-    await Promise.all([...this.#domains.values()].map((domain) => domain.close()));
+    try {
+      await Promise.all([...this.#domains.values()].map((domain) => domain.close()));
+    } finally {
+      this.#releaseEsbuild();
+    }
   }
 
   /** Starts the idle sweep while any domain has something running; it stops itself once all are stopped. */

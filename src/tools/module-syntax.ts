@@ -1,4 +1,5 @@
 import { transform, type Message } from 'esbuild';
+import { withEsbuild } from './esbuild-service.ts';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { ConfigErrors } from '../core/errors.ts';
@@ -29,7 +30,9 @@ export async function findSyntaxError(file: string): Promise<SyntaxLocation | un
     return undefined;
   }
   try {
-    await transform(source, { loader: extname(file) === '.jsx' ? 'jsx' : 'js', sourcefile: file, logLevel: 'silent' });
+    await withEsbuild(() =>
+      transform(source, { loader: extname(file) === '.jsx' ? 'jsx' : 'js', sourcefile: file, logLevel: 'silent' }),
+    );
     return undefined;
   } catch (error) {
     const location = (error as { errors?: Message[] }).errors?.[0]?.location;

@@ -202,9 +202,10 @@ describe('process tier: a hostile child main thread', () => {
       const ref = await probeRef();
       const started = Date.now();
       const outcome = await run(tier, ref);
-      // load (1 s) + timeoutMs (0.5 s) + abortGraceMs (0.1 s) + the 5 s margin
-      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 6600 ms, so it was killed/);
-      expect(Date.now() - started).toBeLessThan(15_000);
+      // load (1 s) + timeoutMs (0.5 s) + abortGraceMs (0.1 s) + the 6 s the child may wait to see how a terminated
+      // thread ends + the 5 s margin
+      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 12600 ms, so it was killed/);
+      expect(Date.now() - started).toBeLessThan(25_000);
       expect(await run(tier, ref)).toMatchObject({ ok: true });
       expect(launches()).toBe(2);
     } finally {

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createExecutor, type ExecutorOptions, type ToolResultMessage } from '../../src/index.ts';
+import { createExecutor, type Executor, type ExecutorOptions, type ToolResultMessage } from '../../src/index.ts';
 import { compiledRuntimeDir } from '../../src/isolation/worker/module-compiler.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
 import { childPids, eventually, processesWith } from '../support/leaks.ts';
@@ -78,6 +78,8 @@ interface SandboxCase {
   target?: () => string;
   expectResult: (result: ToolResultMessage) => void;
   expectHost?: () => void | Promise<void>;
+  /** What the case tests needs an executor of its own, closed before expectHost (a process that tries to outlive it). */
+  fresh?: boolean;
 }
 
 const errorMatching = (pattern: RegExp) => (result: ToolResultMessage) => {
@@ -354,6 +356,7 @@ const sandboxRows: SandboxCase[] = [
   {
     name: 'a spawned process that detaches to outlive the sandbox',
     fixture: 'sandbox-spawn.ts',
+    fresh: true,
     target: () => ORPHAN_MARKER,
     expectResult: textMatching(/^spawned \d+$/),
     expectHost: async () =>
@@ -366,18 +369,58 @@ const sandboxRows: SandboxCase[] = [
   },
 ];
 
+/**
+ * Each hostile module is a trust domain of its own, so it runs in a sandbox
+ * child of its own, apart from the bystander's and the probe's: cases with
+ * the same options share one executor (started once, not once per case),
+ * and what a case does to its own child (kill it, crash it) is what a
+ * fresh executor would see too. A case that needs its executor closed
+ * before its host check (a process trying to outlive the sandbox) gets one
+ * of its own. After the last case, closing the shared executors leaves
+ * nothing of any sandbox behind.
+ */
 describe('hostile tools in the sandbox tier', () => {
-  test.each([...tableRows, ...sandboxRows])('$name', async (hostile) => {
+  const cases = [...tableRows, ...sandboxRows];
+  const sharedKey = (hostile: SandboxCase) => JSON.stringify(hostile.options ?? {});
+  const shared = new Map<string, Promise<Executor>>();
+  const optionsFor = (hostile: SandboxCase, group: SandboxCase[]): ExecutorOptions => ({
+    tools: [
+      ...new Set(group.map((member) => fixture(`hostile/${member.fixture}`))),
+      fixture('hostile/sandbox-bystander.ts'),
+      fixture('probe.ts'),
+    ],
+    isolation: 'sandbox',
+    workers: { min: 1, max: 2 },
+    ...hostile.options,
+  });
+  const executorFor = (hostile: SandboxCase): Promise<Executor> => {
+    if (hostile.fresh) return createExecutor(optionsFor(hostile, [hostile]));
+    const key = sharedKey(hostile);
+    let executor = shared.get(key);
+    if (!executor) {
+      const group = cases.filter((other) => !other.fresh && sharedKey(other) === key);
+      shared.set(key, (executor = createExecutor(optionsFor(hostile, group))));
+    }
+    return executor;
+  };
+
+  beforeAll(() => {
     process.env.TOOLPOOL_TEST_SECRET = 'hunter2';
-    const executor = await createExecutor({
-      tools: [fixture(`hostile/${hostile.fixture}`), fixture('hostile/sandbox-bystander.ts'), fixture('probe.ts')],
-      isolation: 'sandbox',
-      workers: { min: 1, max: 2 },
-      ...hostile.options,
-    });
+  });
+  afterAll(async () => {
+    await Promise.allSettled([...shared.values()].map(async (executor) => (await executor).close()));
+  });
+
+  test.each(cases)('$name', async (hostile) => {
+    // The shared executors' children live on until the last test: a fresh executor must leave none of its own.
+    const childrenBefore = new Set(childPids());
+    const newChildren = () => childPids().filter((pid) => !childrenBefore.has(pid));
+    const executor = await executorFor(hostile);
+    const name = hostile.fixture.replace(/\.ts$/, '').replaceAll('-', '_');
+    expect(executor.definitions.map((tool) => tool.name)).toContain(name);
     try {
       const batch = await executor.executeBatch([
-        call('hostile', executor.definitions[0]!.name, hostile.target ? { target: hostile.target() } : {}),
+        call('hostile', name, hostile.target ? { target: hostile.target() } : {}),
         call('bystander', 'bystander', { ms: 20, tag: 'intact' }),
       ]);
       hostile.expectResult(batch.results[0]!);
@@ -385,9 +428,17 @@ describe('hostile tools in the sandbox tier', () => {
       const next = await executor.executeBatch([call('next', 'probe', { action: 'ok', tag: 'served' })]);
       expect(textOf(next.results[0]!)).toBe('ok served');
     } finally {
-      await executor.close();
+      if (hostile.fresh) await executor.close();
     }
     await hostile.expectHost?.();
+    if (hostile.fresh) expect(await eventually(newChildren, (pids) => pids.length === 0)).toEqual([]);
+  });
+
+  test('closing the executors that ran every case leaves nothing of any sandbox behind', async () => {
+    expect(shared.size).toBeGreaterThan(1);
+    const executors = await Promise.all(shared.values());
+    shared.clear();
+    await Promise.all(executors.map((executor) => executor.close()));
     expect(await eventually(childPids, (pids) => pids.length === 0)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { RemoteErrors, ToolErrors, errorMessage } from '../../core/errors.ts';
 import type { RemoteCall, RemoteOutcome } from '../../core/remote.ts';
 import { withQueuedBefore } from '../../core/runner.ts';
+import { VERDICT_AFTER_MS } from '../../isolation/worker/pool-call.ts';
 import { MAX_HEARTBEAT_MS, PROTOCOL, readAnswer, readProgress, type CallData } from './protocol.ts';
 import type { StreamEvent } from './event-reader.ts';
 
@@ -24,8 +25,12 @@ export interface JobContext {
   readonly where: string;
 }
 
-/** After the deadline of a timeout or an abort, how long the host still waits for the worker machine's own answer. */
-export const ANSWER_GRACE_MS = 2_000;
+/**
+ * After the deadline of a timeout or an abort, how long the host still waits for the worker machine's own answer: its
+ * executor may wait up to VERDICT_AFTER_MS to see how a thread it terminated ends (out of memory, killed, or still
+ * inside a native call), and then answers.
+ */
+export const ANSWER_GRACE_MS = VERDICT_AFTER_MS + 2_000;
 /** After a job was taken off the queue, how long the host waits for the stream to say so (or to deliver an answer that came first). */
 const REMOVAL_WAIT_MS = 2_000;
 

@@ -8,7 +8,7 @@ import { noOneToAsk } from '../../core/elicitation.ts';
 import { relayAnswer } from '../worker/questions.ts';
 import { HostCallGate, HostFunctionTable, type HostCallReply } from '../worker/host-functions.ts';
 import { checkPayload, withinExpandedBytes } from '../worker/payload.ts';
-import { toolKeyOf } from '../worker/pool-call.ts';
+import { VERDICT_AFTER_MS, toolKeyOf } from '../worker/pool-call.ts';
 import { forwardToolOutput } from '../worker/tool-output.ts';
 import type { ThreadBudget } from '../worker/thread-budget.ts';
 import { HOST_READS_CPU, heapBoundBytes } from '../worker/usage-reading.ts';
@@ -68,6 +68,11 @@ const RELATIVE_PATH_ERROR =
 const START_DEADLINE_MS = 20_000;
 /** Added to every request's own bound before the host gives up on the child. */
 const DEADLINE_MARGIN_MS = 5_000;
+/**
+ * After a call's grace period the child terminates its thread and waits up to VERDICT_AFTER_MS to see how it ends
+ * (out of memory, killed, or still inside a native call, which it reports): the host waits for that verdict.
+ */
+const STOP_MARGIN_MS = VERDICT_AFTER_MS + DEADLINE_MARGIN_MS;
 /** The child's cap on open descriptors: plenty for a tool, few enough that a leak is found long before the host's own limit. */
 export const CHILD_MAX_OPEN_FILES = 4_096;
 /** The largest frame a child may send when no call allows more: tool definitions (a 256 KiB schema, a 64 KiB text) fit. */
@@ -201,12 +206,12 @@ export class ToolProcess {
     const onAbort = () => {
       endQuestions(this.#pending.get(id));
       this.#send({ type: 'abort', id });
-      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
+      this.#shortenDeadline(id, job.limits.abortGraceMs + STOP_MARGIN_MS, 'execute');
     };
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const { callId, args, limits } = job;
-      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
+      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + STOP_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
       const expect = {
         accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][],

@@ -1,4 +1,5 @@
 import { build, type Plugin } from 'esbuild';
+import { withEsbuild } from '../../tools/esbuild-service.ts';
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -141,18 +142,20 @@ async function compileTypeScript(file: string, folder: string): Promise<Runnable
 /** The module with its relative imports bundled, and its content hash from the same pass. */
 async function bundle(file: string): Promise<{ code: string; contentHash: string }> {
   const sources = new Map<string, string>();
-  const result = await build({
-    entryPoints: [file],
-    bundle: true,
-    write: false,
-    metafile: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: TYPESCRIPT.has(extname(file)) ? 'inline' : false,
-    logLevel: 'silent',
-    plugins: [pinPackagesToSource(), keepImportMetaOfSource(sources)],
-  });
+  const result = await withEsbuild(() =>
+    build({
+      entryPoints: [file],
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: TYPESCRIPT.has(extname(file)) ? 'inline' : false,
+      logLevel: 'silent',
+      plugins: [pinPackagesToSource(), keepImportMetaOfSource(sources)],
+    }),
+  );
   return {
     code: result.outputFiles[0]!.text,
     contentHash: moduleContentHash(file, result.metafile, sources, process.cwd()),

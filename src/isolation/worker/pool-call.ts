@@ -17,11 +17,12 @@ import type { Worker } from 'node:worker_threads';
  */
 export interface CallChannel {
   readonly worker: Worker;
-  /** Terminated but not ended in time (a thread inside a native call): abandoned, and still running. */
-  readonly abandoned: boolean;
+  /** Terminated, and not ended within the bound to see how it ends: a thread inside a native call, still running. */
+  readonly stillRuns: boolean;
   hasStarted(call: PoolCall): boolean;
   post(message: HostMessage): void;
-  kill(call: PoolCall): void;
+  /** Terminates the call's thread; false when the call is no longer on this channel. */
+  kill(call: PoolCall): boolean;
   retireIfRunning(call: PoolCall, reason: string): void;
 }
 
@@ -31,8 +32,20 @@ export interface CallChannel {
  * update it posts when the call settles).
  */
 export const UPDATE_WINDOW = 64;
-/** After a hard kill, how long to wait for the thread to exit before the call is ended anyway. */
+/**
+ * How long after its terminate an abandoned thread's calls wait for its end
+ * before they are told it could not be stopped and still runs. A thread
+ * busy in a long garbage collection near its heap limit cannot be
+ * terminated either, and on a loaded machine it ends, of running out of
+ * memory, seconds later: the calls are told how it really ended when it
+ * ends within this bound. Only a thread still there after it is one inside
+ * a native call.
+ */
+export const VERDICT_AFTER_MS = 6_000;
+/** After a hard kill of a call no longer on its worker's channel, how long before the call is ended anyway. */
 const KILL_SETTLE_MS = 1_000;
+/** After a hard kill, the channel tells the call how its thread ended within VERDICT_AFTER_MS: past this, it is ended anyway. */
+const KILL_FALLBACK_MS = VERDICT_AFTER_MS + 1_000;
 
 /** What a call may ask of its pool. */
 export interface CallControls {
@@ -197,8 +210,8 @@ export class PoolCall implements Stoppable {
   }
 
   kill(): void {
-    this.channel?.kill(this);
-    setTimeout(settleKilled, KILL_SETTLE_MS, this).unref();
+    const killing = this.channel?.kill(this) ?? false;
+    setTimeout(settleKilled, killing ? KILL_FALLBACK_MS : KILL_SETTLE_MS, this).unref();
   }
 
   // What the worker's channel reports.
@@ -326,7 +339,7 @@ export class PoolCall implements Stoppable {
     const stop = this.#stopTimer.stopped;
     if (!stop) return undefined;
     // A kill that could not end the thread is not reported as one.
-    const how = stop.how === 'killed' && this.channel?.abandoned ? 'unstoppable' : stop.how;
+    const how = stop.how === 'killed' && this.channel?.stillRuns ? 'unstoppable' : stop.how;
     return { ok: false, error: stopMessage(stop.reason, how, this.limits.timeoutMs), code: stopCode(stop.reason) };
   }
 

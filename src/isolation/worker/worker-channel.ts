@@ -3,7 +3,7 @@ import { ToolErrors } from '../../core/errors.ts';
 import { parseWorkerMessage } from './channel-messages.ts';
 import { HostCallGate, type HostFunctionTable } from './host-functions.ts';
 import { answerQuestion } from './questions.ts';
-import { isOutOfMemory, type PoolCall } from './pool-call.ts';
+import { VERDICT_AFTER_MS, isOutOfMemory, type PoolCall } from './pool-call.ts';
 import type { StartCounter } from './start-counter.ts';
 import type { HostCallMessage, HostMessage, ResultMessage } from './protocol.ts';
 
@@ -16,7 +16,7 @@ export const SEND_AHEAD = 2;
 /** How long a closed channel waits for its worker's exit event before the close counts as the tool's doing. */
 const PORT_CLOSE_GRACE_MS = 500;
 
-/** How long a terminated thread may take to end before it is abandoned. */
+/** How long a terminated thread may take to end before it is abandoned (piscina replaces it; it keeps its thread token). */
 const ABANDON_AFTER_MS = 1_000;
 
 /** What a channel needs from its pool. */
@@ -70,8 +70,13 @@ export class WorkerChannel {
   #closedAlive = false;
   /** The call whose stop killed this worker: the calls that shared it are told so. */
   #killedFor: PoolCall | undefined;
-  /** Terminated but not ended in time (a thread inside a native call): abandoned, and still running. */
+  /** Terminated but not ended within a second: abandoned (piscina replaced it), its started calls wait for its end. */
   abandoned = false;
+  /** Abandoned and not ended within VERDICT_AFTER_MS either: a thread inside a native call, still running. */
+  stillRuns = false;
+  /** The abandoned thread's verdict timer, while its started calls wait for its end. */
+  #verdict: NodeJS.Timeout | undefined;
+  #terminating = false;
   /** An abandoned thread's token, held until the thread really ends. */
   #stuckToken = false;
   #readingQueued = false;
@@ -155,10 +160,11 @@ export class WorkerChannel {
   }
 
   /** The hard kill of `call`'s stop: terminate the thread. Its calls end when it exits. */
-  kill(call: PoolCall): void {
-    if (this.calls.get(call.runId) !== call) return;
+  kill(call: PoolCall): boolean {
+    if (this.calls.get(call.runId) !== call) return false;
     this.#killedFor ??= call;
     this.#terminate();
+    return true;
   }
 
   /**
@@ -168,9 +174,15 @@ export class WorkerChannel {
    * of piscina's workers (piscina hears an exit and starts a replacement)
    * and no longer keeps the event loop alive. Node still waits for such a
    * thread when the process exits; the process tier does not have that limit.
+   *
+   * A thread busy in a long garbage collection cannot be terminated either,
+   * and ends on its own (out of memory) once it is done: the verdict on its
+   * calls waits for its end, up to VERDICT_AFTER_MS (see #exited).
    */
   #terminate(): void {
     void this.worker.terminate();
+    if (this.#terminating) return;
+    this.#terminating = true;
     setTimeout(() => {
       if (this.#exitCode) return;
       this.abandoned = true;
@@ -178,10 +190,18 @@ export class WorkerChannel {
       // never has more than workers.max threads of tool code at once because of it.
       this.#stuckToken = this.holdsToken;
       this.holdsToken = false;
-      this.#killedFor?.unstoppable();
       this.worker.unref();
+      this.#verdict = setTimeout(() => this.#noEnd(), VERDICT_AFTER_MS - ABANDON_AFTER_MS).unref();
       this.worker.emit('exit', 1);
     }, ABANDON_AFTER_MS).unref();
+  }
+
+  /** The abandoned thread did not end within the bound: it is inside a native call, and its calls are told it still runs. */
+  #noEnd(): void {
+    this.#verdict = undefined;
+    this.stillRuns = true;
+    this.#killedFor?.unstoppable();
+    this.#endCalls(1);
   }
 
   retireIfRunning(call: PoolCall, reason: string): void {
@@ -328,9 +348,14 @@ export class WorkerChannel {
 
   #exited(code: number): void {
     if (this.#exitCode) {
-      // The real exit of a thread abandoned earlier: its token goes back now.
+      // The real exit of a thread abandoned earlier: its token goes back now, and its calls, if they still wait, learn how it ended.
       if (this.#stuckToken) this.owner.stuckThreadEnded();
       this.#stuckToken = false;
+      if (this.#verdict) {
+        clearTimeout(this.#verdict);
+        this.#verdict = undefined;
+        this.#endCalls(code);
+      }
       return;
     }
     this.#exitCode = { code };
@@ -341,18 +366,27 @@ export class WorkerChannel {
     this.drain(); // a result posted just before the thread died
     this.retired ??= `it exited with code ${code}`;
     this.owner.forget(this);
-    const calls = [...this.calls.values()];
-    this.calls.clear();
-    const started = new Set(calls.filter((call) => this.hasStarted(call)));
-    const killedFor = this.#killedFor;
     // A worker that had started calls died of one of them (or of what one left behind), not of the calls it had not started: those
     // do not count an attempt. Only a worker that dies before starting any call (at startup, importing a tool) counts against them.
     const startupDeath = !this.starts.anyStarted;
+    for (const call of [...this.calls.values()]) {
+      if (this.hasStarted(call)) continue;
+      this.calls.delete(call.runId);
+      this.owner.requeue(call, this.retired, startupDeath);
+    }
+    // Abandoned (this exit is the one emitted for piscina): the started calls wait for the thread's real end, or the verdict.
+    if (!this.#verdict) this.#endCalls(code);
+  }
+
+  /** The thread ended (or is judged still running): its started calls are told why. */
+  #endCalls(code: number): void {
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    const killedFor = this.#killedFor;
     for (const call of calls) {
-      if (!started.has(call)) this.owner.requeue(call, this.retired, startupDeath);
-      else if (killedFor && call !== killedFor && !isOutOfMemory(this.#error))
+      if (killedFor && call !== killedFor && !isOutOfMemory(this.#error))
         call.fail(ToolErrors.sharedWorkerKilled(killedFor.killedBecause));
-      else call.workerDied(this.#error, code, started.size - 1);
+      else call.workerDied(this.#error, code, calls.length - 1);
     }
   }
 }

@@ -1,0 +1,57 @@
+import { stop } from 'esbuild';
+
+/**
+ * esbuild's async API runs one service process per host process, started
+ * on first use and unref'd (it runs no tool code, and does not keep the
+ * process alive). It is the host's alone to start and stop: it runs while
+ * an executor is open or a compile is in flight, and stops a second after
+ * the last executor closed with no compile in flight (an executor made
+ * within that second, as tests and servers that restart do, keeps it: a
+ * new service costs about 100 ms). Another executor made afterwards starts
+ * it again with its first compile (esbuild starts it on demand).
+ */
+const STOP_AFTER_MS = 1_000;
+let holders = 0;
+let inFlight = 0;
+/** The last holder let go: the service stops once no compile is in flight, STOP_AFTER_MS later unless held again. */
+let stopWanted = false;
+let stopTimer: NodeJS.Timeout | undefined;
+
+/** An executor holds the service from its start until it closes: call the function returned to let go (once). */
+export function holdEsbuild(): () => void {
+  holders++;
+  stopWanted = false;
+  clearTimeout(stopTimer);
+  stopTimer = undefined;
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    holders--;
+    if (holders === 0) {
+      stopWanted = true;
+      stopIfUnused();
+    }
+  };
+}
+
+/** Runs one esbuild call: the service is not stopped under it. */
+export async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
+  inFlight++;
+  try {
+    return await work();
+  } finally {
+    inFlight--;
+    stopIfUnused();
+  }
+}
+
+function stopIfUnused(): void {
+  if (!stopWanted || holders > 0 || inFlight > 0 || stopTimer) return;
+  stopTimer = setTimeout(() => {
+    stopTimer = undefined;
+    if (!stopWanted || holders > 0 || inFlight > 0) return;
+    stopWanted = false;
+    void stop();
+  }, STOP_AFTER_MS).unref();
+}
