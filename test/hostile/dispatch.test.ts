@@ -57,26 +57,32 @@ test('refused for a co-runner it has already started does not run that call twic
 }, 20_000);
 
 test("calls streaming in do not starve another tool's prepareArguments past its bound", async () => {
+  // The bound is generous (a loaded machine once took over 5 s to prepare in first-come order); the stream outlasts
+  // it by far, so a prepare starved until the stream ends still fails. The stream stops once the prepare answered.
   const executor = await open({
     tools: [fixture('probe.ts'), fixture('prepare-where.ts')],
-    workers: { min: 1, max: 1, loadTimeoutMs: 4_000 },
+    workers: { min: 1, max: 1, loadTimeoutMs: 20_000 },
     limits: { timeoutMs: 1_000 },
   });
-  // Another agent keeps the one worker fed: a 300 ms call every 150 ms for 7.5 s.
+  // Another agent keeps the one worker fed: a 300 ms call every 150 ms, for up to 150 calls (45 s of work).
+  const stopStream = new AbortController();
   const stream: Promise<unknown>[] = [];
   const feeding = (async () => {
-    for (let i = 0; i < 50; i++) {
-      stream.push(executor.executeBatch([call(`s${i}`, 'probe', { action: 'sleep', ms: 300 })]));
+    for (let i = 0; i < 150 && !stopStream.signal.aborted; i++) {
+      stream.push(
+        executor.executeBatch([call(`s${i}`, 'probe', { action: 'sleep', ms: 300 })], { signal: stopStream.signal }),
+      );
       await new Promise((resolve) => setTimeout(resolve, 150));
     }
   })();
   await new Promise((resolve) => setTimeout(resolve, 200));
-  // Its prepare bound is timeoutMs + loadTimeoutMs = 5 s; in first-come order it waits for a few calls at most.
+  // Its prepare bound is timeoutMs + loadTimeoutMs = 21 s; in first-come order it waits for a few calls at most.
   const { results } = await executor.executeBatch([call('prepared', 'prepare_where', { preparedOnMainThread: true })]);
+  stopStream.abort();
   await feeding;
   await Promise.all(stream);
   expect(results[0]!.isError, textOf(results[0]!)).toBe(false);
-}, 40_000);
+}, 120_000);
 
 attackSuite('dispatch: the realm a later call shares', [
   {
