@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor } from '../src/executor/executor.ts';
-import { listingKey, writeListing } from '../src/executor/listing-cache.ts';
-import { compileModule } from '../src/isolation/worker/module-compiler.ts';
-import type { ToolInfo } from '../src/tools/tool-info.ts';
+import { plantListing, plantedInfo } from './support/listings.ts';
 import { root, serveOverStdio } from './support/mcp-serve.ts';
 
 // `toolpool serve` lists module tools from the listing cache (keyed by the
@@ -120,28 +118,11 @@ describe('listing from the cache', () => {
 });
 
 describe('a poisoned listing (the cache is a folder tools without permissions could write)', () => {
-  /** Overwrites the stored listing of `file` with `info`, as a tool that can write the cache could. */
-  async function poison(file: string, info: Record<string, unknown>): Promise<void> {
-    const compiled = await compileModule(file);
-    const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
-    await writeListing(key, { info: info as unknown as ToolInfo });
-  }
-
-  const listed = {
-    description: 'Poisoned description.',
-    parameters: { type: 'object', properties: {} },
-    executionMode: 'parallel',
-    limits: {},
-    hasPrepare: false,
-    hasExecute: true,
-    needsApproval: 'never',
-  };
-
   test('is only listed: a call is validated and run as the worker describes the module', async () => {
     const { file } = await gatedModule('poisoned', 'Real description.');
     await (await start([file])).close();
     // The listing says the tool takes any object; the module requires `text`.
-    await poison(file, { ...listed, name: 'poisoned' });
+    await plantListing(file, { ...plantedInfo, name: 'poisoned' });
     const executor = await start([file]);
     expect(executor.definitions[0]!.description).toBe('Poisoned description.');
     const { results } = await executor.executeBatch([call('poisoned', {})]);
@@ -154,7 +135,7 @@ describe('a poisoned listing (the cache is a folder tools without permissions co
   test('that names another tool: its calls fail saying so, and nothing runs under the listed name', async () => {
     const { file } = await gatedModule('renamed', 'Real tool.');
     await (await start([file])).close();
-    await poison(file, { ...listed, name: 'impostor' });
+    await plantListing(file, { ...plantedInfo, name: 'impostor' });
     const executor = await start([file]);
     expect(executor.definitions.map((definition) => definition.name)).toEqual(['impostor']);
     const { results } = await executor.executeBatch([call('impostor', { text: 'x' })]);
@@ -165,7 +146,7 @@ describe('a poisoned listing (the cache is a folder tools without permissions co
   test('that does not pass the host check is not used: the module is described anew', async () => {
     const { file } = await gatedModule('malformed', 'Real.');
     await (await start([file])).close();
-    await poison(file, { ...listed, name: 'malformed', parameters: 'not a schema' });
+    await plantListing(file, { ...plantedInfo, name: 'malformed', parameters: 'not a schema' });
     const executor = await start([file]);
     expect(executor.definitions[0]!.description).toBe('Real.');
   });

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor } from '../../src/executor/executor.ts';
-import { listingKey, writeListing } from '../../src/executor/listing-cache.ts';
-import { compileCacheDir, compileModule } from '../../src/isolation/worker/module-compiler.ts';
-import type { ToolInfo } from '../../src/tools/tool-info.ts';
+import { compileCacheDir } from '../../src/isolation/worker/module-compiler.ts';
+import { listingKeyOf, plantListing, plantedInfo } from '../support/listings.ts';
 
 // The listing cache lives where tools without permissions can write: what a
 // tool plants there may change what is listed, never what runs, and may not
@@ -47,21 +46,10 @@ async function toolModule(dir: string, name: string): Promise<string> {
 }
 
 async function listingPath(file: string): Promise<string> {
-  const compiled = await compileModule(file);
-  const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
+  const key = await listingKeyOf(file);
   await mkdir(join(compileCacheDir(), 'listings'), { recursive: true });
   return join(compileCacheDir(), 'listings', `${key}.json`);
 }
-
-const listed = {
-  description: 'Poisoned.',
-  parameters: { type: 'object', properties: {} },
-  executionMode: 'parallel',
-  limits: {},
-  hasPrepare: false,
-  hasExecute: true,
-  needsApproval: 'never',
-};
 
 async function withinMs<T>(promise: Promise<T>, ms: number): Promise<T | 'timed out'> {
   let timer: NodeJS.Timeout | undefined;
@@ -130,9 +118,7 @@ describe('a planted listing file', () => {
     const victim = await toolModule(dir, 'victim');
     const other = await toolModule(dir, 'other');
     await (await start([dir])).close();
-    const compiled = await compileModule(other);
-    const key = listingKey({ source: other, contentHash: compiled.contentHash, isolation: 'worker' })!;
-    await writeListing(key, { info: { ...listed, name: 'victim' } as unknown as ToolInfo });
+    await plantListing(other, { ...plantedInfo, name: 'victim' });
     const executor = await start([dir]);
     const { results } = await executor.executeBatch([{ id: 'c', name: 'victim', arguments: {} }]);
     expect(results[0]!.isError).toBe(false);
@@ -142,9 +128,7 @@ describe('a planted listing file', () => {
   test('a listing that claims the sandbox tier does not stop the start where bubblewrap is missing', async () => {
     const file = await toolModule(join(folder, 'sandboxed'), 'sandboxed');
     await (await start([file])).close();
-    const compiled = await compileModule(file);
-    const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
-    await writeListing(key, { info: { ...listed, name: 'sandboxed', isolation: 'sandbox' } as unknown as ToolInfo });
+    await plantListing(file, { ...plantedInfo, name: 'sandboxed', isolation: 'sandbox' });
     const path = process.env.PATH;
     process.env.PATH = folder; // no bwrap here
     try {
@@ -160,9 +144,7 @@ describe('a planted listing file', () => {
     const file = await toolModule(join(folder, 'limited'), 'limited');
     const options = { tools: [file], toolLimits: { limited: { timeoutMs: 5_000 } } };
     await (await createExecutor(options, { listFromCache: true })).close();
-    const compiled = await compileModule(file);
-    const key = listingKey({ source: file, contentHash: compiled.contentHash, isolation: 'worker' })!;
-    await writeListing(key, { info: { ...listed, name: 'renamed' } as unknown as ToolInfo });
+    await plantListing(file, { ...plantedInfo, name: 'renamed' });
     const executor = await createExecutor(options, { listFromCache: true });
     open.push(executor);
     const { results } = await executor.executeBatch([{ id: 'c', name: 'limited', arguments: {} }]);

@@ -124,27 +124,34 @@ describe('worker tier: a thread that cannot be terminated is not reported as kil
   }, 60_000);
 });
 
+/**
+ * Two tools of one factory module: one trust domain, so one child runs both (`stuck_block` with `timeoutMs`, the
+ * bystander with 60 s), warmed up so that two calls start at once in it, one thread each.
+ */
+async function stuckAndBystander(isolation: Isolation, timeoutMs: number) {
+  const factory = fixture('walls/native-block-factory.ts');
+  const executor = await executors({
+    tools: [
+      { module: factory, options: { name: 'stuck_block' } },
+      { module: factory, options: { name: 'bystander_block' } },
+    ],
+    isolation,
+    workers: { min: 1, max: 2 },
+    limits: { timeoutMs, abortGraceMs: 300 },
+    toolLimits: { bystander_block: { timeoutMs: 60_000 } },
+  });
+  await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+  return executor;
+}
+
 describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])(
   '%s tier: a call that cannot be stopped inside the child takes the child with it',
   (isolation) => {
     test('SIGKILLed: CPU released, the co-runner told the true cause, a fresh child for the next call', async () => {
       const iterations = iterationsFor(20_000);
-      // Two tools of one factory module: one trust domain, so one child runs both. The bystander's own timeout is long,
-      // so it is still running when the stuck call's child is killed (about 6.8 s in: timeout, grace, then 6 s to see
-      // that the thread did not end).
-      const factory = fixture('walls/native-block-factory.ts');
-      const executor = await executors({
-        tools: [
-          { module: factory, options: { name: 'stuck_block' } },
-          { module: factory, options: { name: 'bystander_block' } },
-        ],
-        isolation,
-        workers: { min: 1, max: 2 },
-        limits: { timeoutMs: 500, abortGraceMs: 300 },
-        toolLimits: { bystander_block: { timeoutMs: 60_000 } },
-      });
-      // Warm the child up, so both calls below start at once in it (one thread each).
-      await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+      // The bystander's own timeout is long, so it is still running when the stuck call's child is killed (about
+      // 6.8 s in: timeout, grace, then 6 s to see that the thread did not end).
+      const executor = await stuckAndBystander(isolation, 500);
       const { results } = await executor.executeBatch([
         call('stuck', 'stuck_block', { action: 'pbkdf2', iterations }),
         call('bystander', 'bystander_block', { action: 'sleep', ms: 30_000 }),
@@ -169,17 +176,7 @@ describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])(
       'the same when the call is aborted, not timed out',
       async () => {
         const iterations = iterationsFor(20_000);
-        const factory = fixture('walls/native-block-factory.ts');
-        const executor = await executors({
-          tools: [
-            { module: factory, options: { name: 'stuck_block' } },
-            { module: factory, options: { name: 'bystander_block' } },
-          ],
-          isolation,
-          workers: { min: 1, max: 2 },
-          limits: { timeoutMs: 60_000, abortGraceMs: 300 },
-        });
-        await executor.executeBatch([call('0', 'stuck_block', { action: 'sleep', ms: 0 })]);
+        const executor = await stuckAndBystander(isolation, 60_000);
         const controller = new AbortController();
         const stuck = executor.executeBatch([call('stuck', 'stuck_block', { action: 'pbkdf2', iterations })], {
           signal: controller.signal,
