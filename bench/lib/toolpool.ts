@@ -39,36 +39,40 @@ function buildOnce(): Promise<string> {
     await removeStaleBuilds();
     await rm(OUT, { recursive: true, force: true });
     process.once('exit', removeBuild);
-    const files: string[] = [];
-    for (const dir of ['src']) {
-      for (const entry of await readdir(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
-        if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-          files.push(join(entry.parentPath, entry.name));
-      }
-    }
-    await build({
-      entryPoints: files,
-      outdir: OUT,
-      outbase: ROOT,
-      bundle: false,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      logLevel: 'silent',
-      write: false,
-    }).then(async (result) => {
-      for (const file of result.outputFiles) {
-        // Relative imports name the .ts sources; the compiled files end in .js.
-        const code = file.text.replace(/((?:from|import)\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\.ts\2/g, '$1$2$3.js$2');
-        await mkdir(dirname(file.path), { recursive: true });
-        await writeFile(file.path, code);
-      }
-    });
+    await compileSourceTree(ROOT, OUT);
     // Not a source tree: keep it out of git without touching the repository's .gitignore.
     await writeFile(join(BUILD_ROOT, '.gitignore'), '*\n');
     return OUT;
   })();
   return built;
+}
+
+/**
+ * Compiles `<tree>/src` file by file (no bundling, no keepNames, the package build's target) into `out`, keeping
+ * the layout, with relative imports of `.ts` sources renamed to the `.js` files they become.
+ */
+export async function compileSourceTree(tree: string, out: string): Promise<void> {
+  const files: string[] = [];
+  for (const entry of await readdir(join(tree, 'src'), { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+      files.push(join(entry.parentPath, entry.name));
+  }
+  const result = await build({
+    entryPoints: files,
+    outdir: out,
+    outbase: tree,
+    bundle: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'silent',
+    write: false,
+  });
+  for (const file of result.outputFiles) {
+    const code = file.text.replace(/((?:from|import)\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\.ts\2/g, '$1$2$3.js$2');
+    await mkdir(dirname(file.path), { recursive: true });
+    await writeFile(file.path, code);
+  }
 }
 
 /** Removes this process's build (also done on exit; a test runner may end its workers without an exit event). */

@@ -13,41 +13,22 @@
  * runs alternating, and printed side by side.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { summarize } from '../lib/stats.ts';
+import { compileSourceTree } from '../lib/toolpool.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const runs = Number(process.argv[2] ?? 9);
 const other = process.argv[3] ? resolve(process.argv[3]) : undefined;
 const tool = join(ROOT, 'bench/tools/noop.ts');
 
-/** Compiles `<tree>/src` file by file (as bench/lib/toolpool.ts does) under bench/.build, so node_modules resolves. */
+/** Compiles `<tree>/src` as the benchmarks measure it, under bench/.build, so node_modules resolves. */
 async function compile(tree: string, label: string): Promise<string> {
   const out = join(ROOT, 'bench/.build', `import-cost-${label}-${process.pid}`);
   await rm(out, { recursive: true, force: true });
-  const files: string[] = [];
-  for (const entry of await readdir(join(tree, 'src'), { recursive: true, withFileTypes: true }))
-    if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-      files.push(join(entry.parentPath, entry.name));
-  const result = await build({
-    entryPoints: files,
-    outdir: out,
-    outbase: tree,
-    bundle: false,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'silent',
-    write: false,
-  });
-  for (const file of result.outputFiles) {
-    const code = file.text.replace(/((?:from|import)\s*\(?\s*)(["'])(\.{1,2}\/[^"']+)\.ts\2/g, '$1$2$3.js$2');
-    await mkdir(dirname(file.path), { recursive: true });
-    await writeFile(file.path, code);
-  }
+  await compileSourceTree(tree, out);
   const probe = join(out, 'probe.mjs');
   await writeFile(
     probe,
