@@ -144,6 +144,19 @@ async function stuckAndBystander(isolation: Isolation, timeoutMs: number) {
   return executor;
 }
 
+describe("worker tier: a cause is the host's reading, not the tool's", () => {
+  test("an error the tool throws with Node's out-of-memory code does not turn its timeout into MEMORY_LIMIT", async () => {
+    const executor = await executors({
+      tools: [fixture('hostile/forged-oom.mjs')],
+      workers: { min: 1, max: 1 },
+      limits: { timeoutMs: 300, abortGraceMs: 300 },
+    });
+    const { results } = await executor.executeBatch([call('forged', 'forged_oom', {})]);
+    expect(results[0]!.errorCode).toBe('TIMEOUT');
+    expect(textOf(results[0]!)).not.toMatch(/memory limit/);
+  }, 60_000);
+});
+
 describe.each(['process', ...(sandboxWorks ? ['sandbox'] : [])] as Isolation[])(
   '%s tier: a call that cannot be stopped inside the child takes the child with it',
   (isolation) => {

@@ -65,6 +65,8 @@ export class WorkerChannel {
   idleSince = Date.now();
   retired: string | undefined;
   #error: unknown;
+  /** Exit events seen (Node's own and the one emitted for an abandoned thread): see #errored. */
+  #exits = 0;
   #exitCode: { code: number } | undefined;
   /** Its channel closed and no exit followed within the grace: terminated to see whether the thread was still alive. */
   #closedAlive = false;
@@ -92,7 +94,7 @@ export class WorkerChannel {
     port.on('message', (message: unknown) => this.#receive(message));
     port.on('close', () => this.#closed());
     port.unref();
-    worker.on('error', (error) => (this.#error = error));
+    worker.on('error', (error) => this.#errored(error));
     worker.on('exit', (code) => this.#exited(code));
   }
 
@@ -346,7 +348,25 @@ export class WorkerChannel {
     }, PORT_CLOSE_GRACE_MS).unref();
   }
 
+  /**
+   * Node raises a thread's real out-of-memory error on the host just before
+   * its 'exit', in the same turn. A tool can throw an error with that code
+   * itself (its uncaught throw arrives turns earlier, by message): that one
+   * would turn its timeout, and its co-runners' cause, into a memory limit.
+   * So an out-of-memory error counts only when the exit follows at once.
+   */
+  #errored(error: unknown): void {
+    this.#error = error;
+    if (!isOutOfMemory(error)) return;
+    const exits = this.#exits;
+    queueMicrotask(() => {
+      if (this.#exits === exits && this.#error === error)
+        this.#error = new Error("the tool threw an error carrying Node's out-of-memory code");
+    });
+  }
+
   #exited(code: number): void {
+    this.#exits++;
     if (this.#exitCode) {
       // The real exit of a thread abandoned earlier: its token goes back now, and its calls, if they still wait, learn how it ended.
       if (this.#stuckToken) this.owner.stuckThreadEnded();
