@@ -213,6 +213,23 @@ describe('process tier: a hostile child main thread', () => {
     }
   }, 30_000);
 
+  test('an abort that comes late does not move the host-side deadline of a silent child past its first one', async () => {
+    const { tier } = tierWithFakeChild('silent');
+    try {
+      const ref = await probeRef();
+      const aborted = new AbortController();
+      // 10 s in, 2.6 s before the 12.6 s deadline: a deadline of abortGraceMs + the margins from now would be later.
+      setTimeout(() => aborted.abort(), 10_000);
+      const outcome = await tier.execute(
+        { callId: 'c', args: { action: 'ok', tag: 'late' }, limits, onUpdate: () => {}, signal: aborted.signal },
+        ref,
+      );
+      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 12600 ms, so it was killed/);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+
   test('host functions are looked up as own properties: "constructor" does not reach Object', async () => {
     const { tier } = tierWithFakeChild('host-proto');
     try {

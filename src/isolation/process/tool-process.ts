@@ -94,6 +94,8 @@ type Pending = {
   ended?: AbortController;
   maxUpdateBytes?: number;
   deadline: NodeJS.Timeout;
+  /** When `deadline` fires (Date.now() time): a shortened deadline never moves past it. */
+  deadlineAt: number;
 };
 
 type Expect = {
@@ -296,6 +298,7 @@ export class ToolProcess {
         accepts: new Set([...expect.accepts, 'failed']),
         resolve,
         deadline,
+        deadlineAt: Date.now() + expect.deadlineMs,
         ...(onUpdate ? { onUpdate } : {}),
         ...(elicit ? { elicit } : {}),
         ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
@@ -327,8 +330,10 @@ export class ToolProcess {
 
   #shortenDeadline(id: number, ms: number, what: string): void {
     const pending = this.#pending.get(id);
-    if (!pending) return;
+    // A late abort may not give the child more time than its first deadline did.
+    if (!pending || Date.now() + ms >= pending.deadlineAt) return;
     clearTimeout(pending.deadline);
+    pending.deadlineAt = Date.now() + ms;
     pending.deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(what, ms), id), ms);
   }
 
