@@ -70,6 +70,8 @@ export class McpConnection {
   readonly #client: Client;
   /** Progress handlers by token, for calls that have not been answered. */
   readonly #progress = new Map<string, (update: ProgressUpdate) => void>();
+  /** Aborted when the last running call of this server ends (its questions end with it); renewed by the next call. */
+  #callsEnded = new AbortController();
   /** The progress token of each call request in flight, by request id, and the other way round. */
   readonly #tokens = new Map<string | number, string>();
   readonly #requests = new Map<string, string | number>();
@@ -84,7 +86,11 @@ export class McpConnection {
       { name: 'toolpool', version: toolpoolVersion() },
       { capabilities: elicit ? ELICITATION_CAPABILITY : {} },
     );
-    if (elicit) answerElicitations(this.#client, elicit.server, elicit.onElicit, () => this.#progress.size > 0);
+    if (elicit)
+      answerElicitations(this.#client, elicit.server, elicit.onElicit, {
+        running: () => this.#progress.size > 0,
+        ended: () => this.#callsEnded.signal,
+      });
     // The SDK reports oddities here (a late answer to a cancelled request); they are not a call's error.
     this.#client.onerror = () => undefined;
   }
@@ -187,6 +193,7 @@ export class McpConnection {
    */
   callTool(name: string, args: Record<string, unknown>, options: CallOptions): PendingCall {
     const token = `toolpool-${nextToken++}`;
+    if (this.#progress.size === 0 && this.#callsEnded.signal.aborted) this.#callsEnded = new AbortController();
     this.#progress.set(token, options.onProgress);
     const abort = new AbortController();
     this.#aborts.set(token, abort);
@@ -238,7 +245,7 @@ export class McpConnection {
 
   /** A call settled (answered, cancelled or its session closed): nothing more of its progress is relayed. */
   #forget(token: string): void {
-    this.#progress.delete(token);
+    if (this.#progress.delete(token) && this.#progress.size === 0) this.#callsEnded.abort();
     this.#aborts.delete(token);
     const id = this.#requests.get(token);
     this.#requests.delete(token);

@@ -22,7 +22,7 @@ export function answerElicitations(
   client: Client,
   server: string,
   onElicit: ElicitHandler,
-  callRunning: () => boolean,
+  calls: { running: () => boolean; ended: () => AbortSignal },
 ): void {
   // The server is untrusted like a tool: one question at a time, and only while one of its calls runs.
   let asking = false;
@@ -33,7 +33,7 @@ export function answerElicitations(
     const checked = checkElicitRequest({ message: params.message, requestedSchema: params.requestedSchema });
     if (typeof checked === 'string')
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `elicitation/create refused: ${checked}`);
-    if (!callRunning())
+    if (!calls.running())
       throw new ProtocolError(
         ProtocolErrorCode.InvalidRequest,
         'elicitation/create refused: no call of this server is running',
@@ -43,7 +43,11 @@ export function answerElicitations(
     asking = true;
     let answer: unknown;
     try {
-      answer = await onElicit(checked, { toolName: server, callId: '', signal: ctx.mcpReq.signal });
+      // The question ends with the server's cancel, or once no call of the server runs any more (a server that asks and
+      // then answers its call at once may not keep the person asked after the call is over).
+      const signal = AbortSignal.any([ctx.mcpReq.signal, calls.ended()]);
+      answer = await onElicit(checked, { toolName: server, callId: '', signal });
+      if (signal.aborted) throw new Error('the call it belonged to ended');
     } catch (error) {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `no answer: ${errorMessage(error)}`);
     } finally {

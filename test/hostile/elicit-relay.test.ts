@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { createExecutor, type ElicitRequest } from '../../src/index.ts';
+import { describe, expect, test, vi } from 'vitest';
+import { createExecutor, type ElicitHandler, type ElicitRequest } from '../../src/index.ts';
 import { checkElicitRequest, withElicitDefaults } from '../../src/tools/elicitation-check.ts';
 import { answerElicitations } from '../../src/mcp-client/elicitation.ts';
 import { fixture } from '../support/executors.ts';
@@ -51,18 +51,23 @@ describe('elicitation relay', () => {
 
 describe("an MCP server's questions (elicitation/create)", () => {
   const FORM = { message: 'm', requestedSchema: { type: 'object', properties: {} } };
-  function answering(inCall: () => boolean) {
+  const declineSoon = () => new Promise((resolve) => setTimeout(() => resolve({ action: 'decline' }), 50));
+  function answering(
+    inCall: () => boolean,
+    onElicit: ElicitHandler = declineSoon as never,
+    callsEnded = new AbortController(),
+  ) {
     let handler: ((request: unknown, extra: unknown) => Promise<unknown>) | undefined;
     const client = { setRequestHandler: (_schema: unknown, fn: typeof handler) => (handler = fn) };
     let asked = 0;
     answerElicitations(
       client as never,
       'srv',
-      () => {
+      (request, context) => {
         asked++;
-        return new Promise((resolve) => setTimeout(() => resolve({ action: 'decline' }), 50));
+        return onElicit(request, context);
       },
-      inCall,
+      { running: inCall, ended: () => callsEnded.signal },
     );
     const ask = () =>
       handler!(
@@ -80,6 +85,25 @@ describe("an MCP server's questions (elicitation/create)", () => {
     const answers = await Promise.all(Array.from({ length: 50 }, ask));
     expect(asked()).toBe(1);
     expect(answers.filter((answer) => answer === 'answered')).toHaveLength(1);
+  });
+
+  test('a question still open when its calls end is ended with them (the person is not kept asked)', async () => {
+    const callsEnded = new AbortController();
+    let heard: AbortSignal | undefined;
+    const { ask } = answering(
+      () => true,
+      (_request, { signal }) =>
+        new Promise((resolve) => {
+          heard = signal;
+          signal.addEventListener('abort', () => resolve({ action: 'accept', content: {} }));
+        }),
+      callsEnded,
+    );
+    const answer = ask();
+    await vi.waitFor(() => expect(heard).toBeDefined());
+    callsEnded.abort();
+    expect(await answer).toMatch(/the call it belonged to ended/);
+    expect(heard!.aborted).toBe(true);
   });
 
   test('a question while none of its calls runs is refused', async () => {
