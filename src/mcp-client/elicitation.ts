@@ -47,6 +47,7 @@ export function answerElicitations(
       // then answers its call at once may not keep the person asked after the call is over).
       const signal = AbortSignal.any([ctx.mcpReq.signal, calls.ended()]);
       answer = await onElicit(checked, { toolName: server, callId: '', signal });
+      // A plain throw: it only carries the reason to the catch below, which wraps it in the protocol error.
       if (signal.aborted) throw new Error('the call it belonged to ended');
     } catch (error) {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `no answer: ${errorMessage(error)}`);

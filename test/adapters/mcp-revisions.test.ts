@@ -18,6 +18,7 @@ import { serveOverHttp, type McpHttpHost } from '../../src/adapters/mcp/index.ts
 import { createExecutor, defineTool, type Executor, type ToolResult } from '../../src/index.ts';
 import { deferred } from '../support/executors.ts';
 import { bin, root } from '../support/mcp-serve.ts';
+import { recordWireProgress } from '../support/wire-progress.ts';
 
 const count = defineTool({
   name: 'count',
@@ -96,7 +97,7 @@ async function modernClient(
       return { action: answer };
     });
   await client.connect(transport);
-  return Object.assign(client, { questions });
+  return Object.assign(client, { questions, wire: recordWireProgress(transport) });
 }
 
 /** A client transport that changes a call's arguments when it retries it with the person's answer. */
@@ -124,14 +125,13 @@ describe('toolpool serve over HTTP', () => {
         required: ['n'],
       });
 
-      const progress: Array<{ progress: number; total?: number; message?: string }> = [];
       const counted = await client.callTool(
         { name: 'count', arguments: { n: '3' } }, // coerced on the host, as for every client
-        { onprogress: (update) => void progress.push(update) },
+        { onprogress: () => undefined },
       );
       expect(texts(counted)).toBe('counted to 3');
       expect(counted.isError).toBeFalsy();
-      expect(progress).toEqual([
+      expect(client.wire.before('count')).toEqual([
         { progress: 1, total: 3, message: '1/3' },
         { progress: 2, total: 3, message: '2/3' },
         { progress: 3, total: 3, message: '3/3' },
@@ -220,15 +220,15 @@ describe('toolpool serve over HTTP', () => {
     const client = new ClientV1({ name: 'v1-test', version: '1.0.0' });
     const transport = new HttpTransportV1(new URL(host.url));
     await client.connect(transport);
+    const wire = recordWireProgress(transport);
     try {
       expect(transport.protocolVersion).toBe('2025-11-25');
       expect(transport.sessionId).toEqual(expect.any(String));
-      const progress: number[] = [];
       const counted = await client.callTool({ name: 'count', arguments: { n: 2 } }, undefined, {
-        onprogress: (update) => void progress.push(update.progress),
+        onprogress: () => undefined,
       });
       expect(texts(counted)).toBe('counted to 2');
-      expect(progress).toEqual([1, 2]);
+      expect(wire.before('count').map((update) => update.progress)).toEqual([1, 2]);
       const failed = await client.callTool({ name: 'fail', arguments: {} });
       expect(failed.isError).toBe(true);
     } finally {
@@ -260,18 +260,18 @@ describe('toolpool serve over stdio', () => {
     );
     try {
       await client.connect(transport);
+      const wire = recordWireProgress(transport);
       expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
       expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['calculator', 'meet']);
       expect(texts(await client.callTool({ name: 'calculator', arguments: { expression: '6 * 7' } }))).toBe(
         '6 * 7 = 42',
       );
-      const progress: Array<{ progress: number; message?: string }> = [];
       const met = await client.callTool(
         { name: 'meet', arguments: { dir, who: 'ann', count: 1 } },
-        { onprogress: (update) => void progress.push(update) },
+        { onprogress: () => undefined },
       );
       expect(texts(met)).toBe('ann met ann');
-      expect(progress).toEqual([{ progress: 1, message: 'ann arrived' }]);
+      expect(wire.before('meet')).toEqual([{ progress: 1, message: 'ann arrived' }]);
       const failed = await client.callTool({ name: 'calculator', arguments: { expression: '1 +' } });
       expect(failed.isError).toBe(true);
       await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });

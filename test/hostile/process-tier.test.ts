@@ -67,6 +67,15 @@ async function probeRef() {
 const limits = { ...DEFAULT_LIMITS, maxMemoryMb: 64, timeoutMs: 500, abortGraceMs: 100, maxResultBytes: 1 << 20 };
 const run = (tier: ProcessTier, ref: Awaited<ReturnType<typeof probeRef>>, tag = 'next'): Promise<RunOutcome> =>
   tier.execute({ callId: 'c', args: { action: 'ok', tag }, limits, onUpdate: () => {} }, ref);
+/**
+ * A call that a real child serves after the attack: that child first starts its worker and imports the tool
+ * from TypeScript sources, which a loaded machine stretched past the attacked call's 0.5 s (+ 1 s load).
+ */
+const runInRealChild = (tier: ProcessTier, ref: Awaited<ReturnType<typeof probeRef>>): Promise<RunOutcome> =>
+  tier.execute(
+    { callId: 'c', args: { action: 'ok', tag: 'next' }, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} },
+    ref,
+  );
 const errorOf = (outcome: RunOutcome) =>
   outcome.ok ? `(no error: ${JSON.stringify(outcome.result).slice(0, 100)})` : outcome.error;
 
@@ -90,7 +99,7 @@ describe('process tier: a hostile child main thread', () => {
       const ref = await probeRef();
       const outcome = await run(tier, ref, 'attacked');
       expect(errorOf(outcome)).toMatch(expected);
-      const next = await run(tier, ref);
+      const next = await runInRealChild(tier, ref);
       // A broken protocol costs the child (the next call runs in a real one); an oversized result only costs the call.
       const replaced = mode !== 'oversized-result';
       // A real child relays what its worker measured; the fake one reports nothing.
@@ -206,7 +215,7 @@ describe('process tier: a hostile child main thread', () => {
       // thread ends + the 5 s margin
       expect(errorOf(outcome)).toMatch(/did not answer the execute request within 12600 ms, so it was killed/);
       expect(Date.now() - started).toBeLessThan(25_000);
-      expect(await run(tier, ref)).toMatchObject({ ok: true });
+      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
       expect(launches()).toBe(2);
     } finally {
       await tier.close();
@@ -240,7 +249,7 @@ describe('process tier: a hostile child main thread', () => {
           content: [{ text: 'refused: Host call constructor() refused: it is not a function the host granted.' }],
         },
       });
-      expect(await run(tier, await probeRef())).toMatchObject({ ok: true });
+      expect(await runInRealChild(tier, await probeRef())).toMatchObject({ ok: true });
     } finally {
       await tier.close();
     }
