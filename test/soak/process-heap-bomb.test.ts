@@ -37,3 +37,29 @@ test('process tier: two heap bombs stop their own workers; the call running besi
   const next = await executor.executeBatch([call('after', 'fault', { kind: 'ok', tag: 'after' })]);
   expect(textOf(next.results[0]!)).toBe('ok after');
 }, 120_000);
+
+/**
+ * Found by the fault soak (seed 26, 20,000 calls, Node 20, a loaded
+ * machine): three heap bombs at once, one in each worker of a child,
+ * reached the child's cap together and the child ended with all three
+ * ("reached its memory cap … which call used the memory is not known").
+ * Node lets a worker past its heap limit by 16 MB so its last GC can
+ * finish; the cap now has room for that in every worker. Rounds, because
+ * the bombs' timing differs each time (3 of 10 failed before the fix).
+ */
+test('process tier: three heap bombs at once in a child of three workers each get MEMORY_LIMIT, round after round', async () => {
+  const executor = await createExecutor({
+    tools: [FAULT_TOOL],
+    isolation: 'process',
+    limits: { maxMemoryMb: 64, timeoutMs: 60_000 },
+    workers: { min: 0, max: 3 },
+  });
+  const codes: string[] = [];
+  for (let round = 0; round < 10; round++) {
+    const { results } = await executor.executeBatch(
+      ['a', 'b', 'c'].map((tag) => call(`${round}${tag}`, 'fault', { kind: 'heap', tag })),
+    );
+    codes.push(...results.map((result) => result.errorCode ?? textOf(result)));
+  }
+  expect(codes).toEqual(Array(30).fill('MEMORY_LIMIT'));
+}, 240_000);

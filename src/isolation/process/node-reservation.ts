@@ -29,6 +29,17 @@ export const CHILD_CODE_RANGE_MB = 32;
 export const CHILD_YOUNG_GENERATION_MB = 16;
 
 /**
+ * What Node adds to a worker's heap limit once the limit is reached: its
+ * near-heap-limit callback stops the worker and raises the limit by 16 MB
+ * so the running GC can finish (`kExtraHeapAllowance` in node_worker.cc).
+ * A heap bomb maps that too before its worker ends. Without it in the cap,
+ * three heap bombs at once in a child of three workers (64 MB each, Node 20,
+ * a loaded machine) reached the child's cap in 9 of 30 rounds, and the child
+ * ended with all three; with it, 0 of 30.
+ */
+export const NODE_HEAP_LIMIT_LEEWAY_MB = 16;
+
+/**
  * Room for what the child does beyond an idle process: piscina and
  * toolpool's own code, the IPC channel's buffers, loading the tool modules,
  * and glibc's per-thread malloc arenas, which grow with contention: 48 MB was
@@ -52,15 +63,17 @@ export function nodeReservation(node: string = process.execPath): Promise<NodeRe
 
 /**
  * The child's data cap in bytes: Node's own share for `workers` threads, and
- * for each of them room for a full heap (`maxMemoryMb` and its young
- * generation). Each worker's heap limit is then reached before the cap, so a
- * heap bomb stops its own worker, not the child and the calls beside it; the
- * cap is the backstop that bounds what the heap limits do not (Buffers and
- * ArrayBuffers of all the child's calls together).
+ * for each of them room for a full heap (`maxMemoryMb`, its young
+ * generation and Node's leeway past the limit). Each worker's heap limit is
+ * then reached before the cap, so a heap bomb stops its own worker, not the
+ * child and the calls beside it; the cap is the backstop that bounds what
+ * the heap limits do not (Buffers and ArrayBuffers of all the child's calls
+ * together).
  */
 export function childDataCapBytes(reservation: NodeReservation, workers: number, maxMemoryMb: number): number {
   const nodeMb = reservation.baseMb + reservation.perWorkerMb * workers + CHILD_RUNTIME_SLACK_MB;
-  return Math.ceil((nodeMb + workers * (maxMemoryMb + CHILD_YOUNG_GENERATION_MB)) * 1024 * 1024);
+  const heapMb = maxMemoryMb + CHILD_YOUNG_GENERATION_MB + NODE_HEAP_LIMIT_LEEWAY_MB;
+  return Math.ceil((nodeMb + workers * heapMb) * 1024 * 1024);
 }
 
 // Starts two workers one after the other and prints VmData (kB) before and after each. The first figure is taken
