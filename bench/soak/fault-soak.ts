@@ -109,6 +109,8 @@ export interface SoakReport {
   /** Of leftProcesses, esbuild services (the host's module compiler stops its own when the last executor closes). */
   compilerService: number;
   leftThreads: number;
+  /** How long after close() the last of them was gone (the whole window when something stayed). */
+  goneAfterMs: number;
   /** Heap and RSS grew by less than the bounds below. */
   flat: boolean;
 }
@@ -354,7 +356,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const closing = performance.now();
   await Promise.all([...executors.values()].map((executor) => executor.close()));
   const closeMs = Math.round(performance.now() - closing);
-  const { processes, threads, compiler } = await leftovers(threadsAtStart, processesAtStart);
+  const { processes, threads, compiler, waitedMs } = await leftovers(threadsAtStart, processesAtStart);
   return {
     seed: options.seed,
     calls: done,
@@ -369,6 +371,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     leftProcesses: processes,
     compilerService: compiler.length,
     leftThreads: threads,
+    goneAfterMs: waitedMs,
     flat: heapEnd - heapStart < 64 && rssEnd - rssStart < 256,
   };
 }
@@ -477,11 +480,16 @@ function safeList(path: string): string[] {
   }
 }
 
-/** What is left after close(): child processes and threads; given up to 2 s to go (exit is asynchronous). */
+/**
+ * What is left after close(): child processes and threads. They get up to 5 s to go: exit is asynchronous, and
+ * esbuild's service is stopped 1 s after the last executor closed (a loaded machine took over the 1 s more that a
+ * 2 s window left it to exit).
+ */
+const LEFTOVER_WINDOW_MS = 5_000;
 async function leftovers(
   threadsAtStart: number,
   processesAtStart: ReadonlySet<number>,
-): Promise<{ processes: string[]; threads: number; compiler: string[] }> {
+): Promise<{ processes: string[]; threads: number; compiler: string[]; waitedMs: number }> {
   for (let waited = 0; ; waited += 100) {
     // esbuild's service (the host's module compiler) is stopped when the last executor closes: one left counts, named as such.
     const processes = descendants()
@@ -490,7 +498,8 @@ async function leftovers(
     const compiler = processes.filter((line) => / --service=\S+ --ping/.test(line));
     const left = processes;
     const threads = Math.max(0, threadCount() - threadsAtStart);
-    if ((left.length === 0 && threads === 0) || waited >= 2_000) return { processes: left, threads, compiler };
+    if ((left.length === 0 && threads === 0) || waited >= LEFTOVER_WINDOW_MS)
+      return { processes: left, threads, compiler, waitedMs: waited };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -506,7 +515,10 @@ export function summary(report: SoakReport): string {
     `lost: ${report.lost}`,
     `host heap: ${report.heapMb.start} → ${report.heapMb.end} MB; rss: ${report.rssMb.start} → ${report.rssMb.end} MB (${report.flat ? 'flat' : 'GREW'})`,
     `close(): ${report.closeMs} ms; left after it: ${report.leftProcesses.length} processes, ${report.leftThreads} threads` +
-      ` (of which ${report.compilerService} esbuild service)`,
+      ` (of which ${report.compilerService} esbuild service)` +
+      (report.leftProcesses.length + report.leftThreads === 0
+        ? `, the last gone ${report.goneAfterMs} ms after it`
+        : `, still there ${report.goneAfterMs} ms after it`),
   ];
   for (const left of report.leftProcesses) lines.push(`  left: ${left}`);
   for (const item of report.wrong.slice(0, 40)) lines.push(`  ${item.tier} ${item.kind} ${item.id}: ${item.problem}`);
