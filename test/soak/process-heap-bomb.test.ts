@@ -4,6 +4,14 @@ import { call, textOf, useExecutors } from '../support/executors.ts';
 
 const createExecutor = useExecutors();
 const FAULT_TOOL = fileURLToPath(new URL('../../bench/soak/tools/fault.ts', import.meta.url));
+/** The soak's process tier: one child of up to three workers, 64 MB of heap each. */
+const childOfThreeWorkers = () =>
+  createExecutor({
+    tools: [FAULT_TOOL],
+    isolation: 'process',
+    limits: { maxMemoryMb: 64, timeoutMs: 60_000 },
+    workers: { min: 0, max: 3 },
+  });
 
 /**
  * Found by the fault soak (seed 2, process tier): a heap bomb reached the
@@ -15,12 +23,7 @@ const FAULT_TOOL = fileURLToPath(new URL('../../bench/soak/tools/fault.ts', impo
  * MEMORY_LIMIT, the others their own outcome.
  */
 test('process tier: two heap bombs stop their own workers; the call running beside them in the same child succeeds', async () => {
-  const executor = await createExecutor({
-    tools: [FAULT_TOOL],
-    isolation: 'process',
-    limits: { maxMemoryMb: 64, timeoutMs: 60_000 },
-    workers: { min: 0, max: 3 },
-  });
+  const executor = await childOfThreeWorkers();
   // Workers that have run a while: their young generations have grown (floods make garbage fast).
   await executor.executeBatch(['w1', 'w2', 'w3'].map((id) => call(id, 'fault', { kind: 'flood', tag: id, n: 3_000 })));
   const { results } = await executor.executeBatch([
@@ -48,12 +51,7 @@ test('process tier: two heap bombs stop their own workers; the call running besi
  * the bombs' timing differs each time (3 of 10 failed before the fix).
  */
 test('process tier: three heap bombs at once in a child of three workers each get MEMORY_LIMIT, round after round', async () => {
-  const executor = await createExecutor({
-    tools: [FAULT_TOOL],
-    isolation: 'process',
-    limits: { maxMemoryMb: 64, timeoutMs: 60_000 },
-    workers: { min: 0, max: 3 },
-  });
+  const executor = await childOfThreeWorkers();
   const codes: string[] = [];
   for (let round = 0; round < 10; round++) {
     const { results } = await executor.executeBatch(
