@@ -438,6 +438,27 @@ describe('process tier: the memory cap on this line', () => {
     const next = await executor.executeBatch([call('4', 'buffer_alloc', { mb: 32 })]);
     expect(textOf(next.results[0]!)).toBe('allocated 32 MB');
   });
+
+  test('a child V8 aborts for memory (its report on stderr, then SIGABRT) is named as the memory limit, ten times over', async () => {
+    // Node's docs: at 'exit' a child's stdio may still be open, so the verdict waits for the end of stderr. (This
+    // machine read the report before the exit every time; the sandbox's twin of this case failed before the fix.)
+    const executor = await createExecutor({
+      tools: [fixture('process-tier/v8-abort.ts'), fixture('probe.ts')],
+      limits: { maxMemoryMb: 128 },
+      workers: { min: 1, max: 1 },
+    });
+    try {
+      for (let round = 0; round < 10; round++) {
+        const { results } = await executor.executeBatch([call(`abort-${round}`, 'v8_abort', {})]);
+        expect(results[0]).toMatchObject({ isError: true, errorCode: 'MEMORY_LIMIT' });
+        expect(textOf(results[0]!)).toMatch(/memory limit \(maxMemoryMb: 128 MB\)/);
+      }
+      const next = await executor.executeBatch([call('next', 'probe', { action: 'ok' })]);
+      expect(textOf(next.results[0]!)).toBe('ok');
+    } finally {
+      await executor.close();
+    }
+  });
 });
 
 describe('permissions per line', () => {

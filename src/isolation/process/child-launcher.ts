@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { SpawnOptions, StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pidNamespaceArgs, pidNamespaceSupport } from './pid-namespace.ts';
@@ -39,8 +40,14 @@ export interface ChildSpec {
 export interface ChildLaunch {
   command: string;
   args: string[];
-  /** Must keep fds 0 and 3 `'pipe'`s, toolpool's framed channel, and fd 2 a pipe (see `childSpawnOptions`). */
+  /** Must keep fds 0 and 3 `'pipe'`s, toolpool's framed channel (see `childSpawnOptions`). */
   options: SpawnOptions;
+  /**
+   * Where the child's stderr reaches the host when fd 2 is not a pipe of the
+   * spawned process (the sandbox gives it a socket): the host reads there
+   * why V8 aborted the child. Copying it to the host's stderr is the launcher's.
+   */
+  stderr?: Readable;
   /** Called once after the child exited, to undo what the launch set up (a proxy, a socket). */
   cleanup?: () => void;
   /**

@@ -21,6 +21,7 @@ import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-mess
 import { ChildSlots } from './child-slots.ts';
 import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
 import { encodeFrame, FrameReader } from './frame-channel.ts';
+import { saysOutOfMemory, StderrTail } from './stderr-tail.ts';
 import { inheritableFds } from './inherited-fds.ts';
 import {
   CHILD_CODE_RANGE_MB,
@@ -54,10 +55,6 @@ export interface ProcessTierOptions
 }
 
 const CLOSE_GRACE_MS = 2_000;
-const STDERR_TAIL_CHARS = 4_096;
-/** How V8 and Node say that the data cap was reached, when they abort instead of throwing. */
-const OUT_OF_MEMORY =
-  /Fatal process out of memory[^\n]*|Allocation failed[^\n]*|Failed to reserve virtual memory[^\n]*|Array buffer allocation failed|Failed to allocate memory/i;
 /**
  * A file error naming a relative path, as Node words it (`ENOENT: no such file or directory, open 'data/x.txt'`)
  * or as toolpool words a permission denial (`Access denied: the tool may not read "data/x.txt"`).
@@ -118,6 +115,8 @@ interface Child {
   signalsAsExitCodes: boolean;
   /** The child said it holds too many open descriptors: it is replaced once its requests are answered. */
   exhausted?: number;
+  /** The end of what it printed: why V8 aborted it, if it did. */
+  stderr: StderrTail;
 }
 
 /**
@@ -136,8 +135,6 @@ export class ToolProcess {
   readonly #slots: ChildSlots;
   #nextId = 1;
   #closing = false;
-  /** The end of the current child's stderr: V8 prints why it aborted there. */
-  #stderrTail = '';
 
   constructor(
     private readonly options: ProcessTierOptions,
@@ -358,10 +355,20 @@ export class ToolProcess {
   /** Forgets the current child at once (the next request starts a new one) and fails what was running in it. */
   #retire(child: Child, error: string, code: ToolErrorCode = 'CRASHED'): void {
     if (this.#child !== child) return; // an older child; its requests were already failed
+    const ids = [...this.#pending.keys()];
+    this.#detach(child);
+    this.#fail(ids, error, code);
+  }
+
+  /** The next request starts a new child. */
+  #detach(child: Child): void {
     this.#starting = undefined;
     this.#child = undefined;
     closeChannel(child);
-    for (const id of [...this.#pending.keys()]) this.#settle(id, { type: 'failed', id, error, code });
+  }
+
+  #fail(ids: readonly number[], error: string, code: ToolErrorCode): void {
+    for (const id of ids) this.#settle(id, { type: 'failed', id, error, code });
   }
 
   #send(message: HostToChild): void {
@@ -388,14 +395,17 @@ export class ToolProcess {
     const toChild = process.stdio[FROM_HOST_FD] as Socket;
     const fromChild = process.stdio[TO_HOST_FD] as Socket;
     toChild.on('error', () => undefined); // a child that closed its stdin is gone or going: its exit says why
-    const child: Child = { process, toChild, fromChild, signalsAsExitCodes: launch.signalsAsExitCodes === true };
+    const signalsAsExitCodes = launch.signalsAsExitCodes === true;
+    const child: Child = {
+      process,
+      toChild,
+      fromChild,
+      signalsAsExitCodes,
+      stderr: new StderrTail(launch.stderr ?? process.stderr),
+    };
     this.#child = child;
-    this.#stderrTail = '';
     // Everything the child prints is a tool's (or about one): to this process's stderr, marked, never to its stdout.
     for (const output of [process.stdout, process.stderr]) if (output) forwardToolOutput(output);
-    process.stderr?.on('data', (chunk: string) => {
-      this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
-    });
     const firstMessage = this.#listen(child);
     process.on('exit', (code, signal) => this.#onExit(child, code, signal));
     process.once('exit', () => launch.cleanup?.());
@@ -447,9 +457,9 @@ export class ToolProcess {
         killGroup(child.process);
         reject(new Error('its first message was not "ready"'));
       });
-      child.process.once('exit', (code, signal) => {
+      child.process.once('exit', async (code, signal) => {
         clearTimeout(timer);
-        const why = OUT_OF_MEMORY.exec(this.#stderrTail)?.[0];
+        const why = await child.stderr.outOfMemory();
         reject(new Error(`it exited (${exitName(child, code, signal)}) during start${why ? `: ${why}` : ''}`));
       });
     });
@@ -607,22 +617,27 @@ export class ToolProcess {
     return largest;
   }
 
-  /** Every request still in the dead child gets an error result; the next request starts a new child. */
+  /**
+   * Every request still in the dead child gets an error result; the next
+   * request starts a new child at once. The error waits for the end of the
+   * child's stderr, which says whether it ran out of memory.
+   */
   #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     killGroup(child.process); // what the child left running in its session
-    const died = exitSignal(child, code, signal);
-    const outOfMemory = OUT_OF_MEMORY.test(this.#stderrTail);
+    if (this.#child !== child) return; // an older child; its requests were already failed
     // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
-    const running = this.#child === child ? this.#runningCalls() : 0;
-    const ownMemory = outOfMemory && running <= 1;
-    const error = this.#closing
-      ? ToolErrors.poolClosed()
-      : ownMemory
-        ? ToolErrors.memoryLimit(this.maxMemoryMb)
-        : outOfMemory
-          ? ToolErrors.processOutOfMemory(this.maxMemoryMb, running)
-          : ToolErrors.processDied(died.signal, died.code);
-    this.#retire(child, error, this.#closing ? 'CLOSED' : ownMemory ? 'MEMORY_LIMIT' : 'CRASHED');
+    const running = this.#runningCalls();
+    const ids = [...this.#pending.keys()];
+    // Their verdict is the child's exit now, not a deadline that would kill the next child.
+    for (const id of ids) clearTimeout(this.#pending.get(id)?.deadline);
+    this.#detach(child);
+    if (this.#closing) return this.#fail(ids, ToolErrors.poolClosed(), 'CLOSED');
+    void child.stderr.outOfMemory().then((outOfMemory) => {
+      const died = exitSignal(child, code, signal);
+      if (outOfMemory && running <= 1) this.#fail(ids, ToolErrors.memoryLimit(this.maxMemoryMb), 'MEMORY_LIMIT');
+      else if (outOfMemory) this.#fail(ids, ToolErrors.processOutOfMemory(this.maxMemoryMb, running), 'CRASHED');
+      else this.#fail(ids, ToolErrors.processDied(died.signal, died.code), 'CRASHED');
+    });
   }
 
   /** The channel keeps the host alive only while calls are in flight. */
@@ -689,7 +704,7 @@ function boundedUsage(outcome: RunOutcome, wallMs: number, maxMemoryMb: number):
 function withProcessMemoryMessage(outcome: RunOutcome, maxMemoryMb: number): RunOutcome {
   if (
     !outcome.ok &&
-    (OUT_OF_MEMORY.test(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))
+    (saysOutOfMemory(outcome.error) || /ERR_MEMORY_ALLOCATION_FAILED|Cannot allocate memory/.test(outcome.error))
   ) {
     return failedRun(outcome, ToolErrors.memoryLimit(maxMemoryMb), 'MEMORY_LIMIT');
   }

@@ -104,7 +104,7 @@ export class SandboxLauncher implements ChildLauncher {
       void stdio.close();
       if (seccomp !== undefined) closeSync(seccomp);
     };
-    return { command, args, options, cleanup, signalsAsExitCodes: true };
+    return { command, args, options, cleanup, signalsAsExitCodes: true, stderr: stdio.stderrArrives };
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface SandboxStdio {
   stdout: Socket;
   stderr: Socket;
+  /** The host's end of `stderr`: what the child writes there arrives here (and is copied to the host's stderr). */
+  stderrArrives: Socket;
   close(): Promise<void>;
 }
 
@@ -32,7 +34,9 @@ export async function sandboxStdio(): Promise<SandboxStdio> {
     new Promise<Socket>((resolve, reject) => {
       const socket = createConnection(path, () => resolve(socket)).once('error', reject);
     });
+  // One at a time, so the first accepted peer is stdout's and the second stderr's.
   const stdout = await connect();
+  while (accepted.length < 1) await new Promise((resolve) => setImmediate(resolve));
   const stderr = await connect();
   while (accepted.length < 2) await new Promise((resolve) => setImmediate(resolve));
   server.close();
@@ -44,6 +48,7 @@ export async function sandboxStdio(): Promise<SandboxStdio> {
   return {
     stdout,
     stderr,
+    stderrArrives: accepted[1]!,
     // The host's ends only: the copying ends finish by themselves once the child's copies close.
     async close() {
       stdout.destroy();
