@@ -127,7 +127,8 @@ describe('usage on tool_end', () => {
   test('a call that times out while running still reports how long it ran', async () => {
     const executor = await createExecutor({
       tools: [fixture('probe.ts')],
-      limits: { timeoutMs: 150, abortGraceMs: 50 },
+      // The tool honours its signal: a grace of seconds, so a starved worker is not taken for one that ignores it.
+      limits: { timeoutMs: 150, abortGraceMs: 3_000 },
     });
     const events = recordEvents(executor);
     const { results } = await executor.executeBatch([call('slow', 'probe', { action: 'honour-signal', ms: 5_000 })]);

@@ -90,12 +90,11 @@ describe('abort through executeBatch({ signal })', () => {
     const executor = await createExecutor({ tools: [probe], workers: { min: 1, max: 1 }, toolExecution: 'sequential' });
     const events = recordEvents(executor);
     const controller = new AbortController();
-    const batch = executor.executeBatch(
+    // Aborted once it runs (its first update): a timed abort could come while a loaded machine still starts it.
+    const { results } = await executor.executeBatch(
       [call('running', 'probe', { action: 'honour-signal', ms: 10_000 }), call('queued', 'probe', { action: 'ok' })],
-      { signal: controller.signal },
+      { signal: controller.signal, onEvent: (event) => void (event.type === 'tool_update' && controller.abort()) },
     );
-    setTimeout(() => controller.abort(), 100);
-    const { results } = await batch;
     expect(results.map((r) => r.isError)).toEqual([true, true]);
     expect(textOf(results[0]!)).toBe('Tool call aborted: the tool stopped when its signal fired.');
     expect(textOf(results[1]!)).toBe('Tool call aborted before it started.');

@@ -183,7 +183,8 @@ describe.skipIf(unsupportedNode)('aiSdkTools with generateText and the AI SDK mo
   });
 
   test("generateText's abortSignal reaches the running tool: its ctx.signal fires and it stops", async () => {
-    const executor = await executorWith();
+    // It honours its signal: a grace of seconds, so a starved worker is not taken for one that ignores it.
+    const executor = await executorWith({ abortGraceMs: 3_000 });
     const dir = await mkdtemp(join(tmpdir(), 'toolpool-meet-'));
     const controller = new AbortController();
     const ends: ToolEndEvent[] = [];
