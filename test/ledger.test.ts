@@ -220,6 +220,18 @@ describe('ledger: a keyed call runs at most once', () => {
     await expect(createExecutor({ tools: [payTool([])], ledger: {} as never })).rejects.toThrow(/ledger/);
   });
 
+  test('memoryLedger: keys whose parts join to one string stay apart, and a replay the caller changes leaves the record as it was', async () => {
+    const ledger = memoryLedger();
+    const start = { toolName: 'pay', argsDigest: 'd', startedAt: 1, startedBy: 'here' };
+    expect(await ledger.claim({ runId: 'a:b', callId: 'c' }, start)).toBeUndefined();
+    expect(await ledger.claim({ runId: 'a', callId: 'b:c' }, start)).toBeUndefined();
+    await ledger.end({ runId: 'a', callId: 'b:c' }, { endedAt: 2, isError: false, result: { content: [] } });
+    const replay = await ledger.claim({ runId: 'a', callId: 'b:c' }, start);
+    replay!.end!.result!.content.push({ type: 'text', text: 'changed by the caller' });
+    expect((await ledger.claim({ runId: 'a', callId: 'b:c' }, start))?.end?.result).toEqual({ content: [] });
+    expect((await ledger.claim({ runId: 'a:b', callId: 'c' }, start))?.end).toBeUndefined();
+  });
+
   test('the documented custom ledger (a folder of files) keeps a call from running twice across executors', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-ledger-'));
     folders.push(folder);
