@@ -25,6 +25,13 @@ export interface RunJob {
    */
   onUnstoppable?: (error: string) => void;
   /**
+   * Called when this call's worker thread was terminated (for its own stop
+   * or for another call's): how the call ended is then known within
+   * VERDICT_AFTER_MS. The process tier's child sets it, so that the host
+   * waits that long only for a child that said it terminated a thread.
+   */
+  onTerminated?: () => void;
+  /**
    * The call's `ctx.elicit` on the host: the runner relays the tool's
    * request to it (unchecked: it checks), with a signal that fires when the
    * call is stopped or ends. Absent: `ctx.elicit` rejects (no one can answer).

@@ -44,6 +44,8 @@ export function checkChildMessage(message: unknown): ChildToHost | string {
       return typeof m.error === 'string'
         ? { type: 'failed', id, error: truncate(m.error, MAX_ERROR_CHARS) }
         : 'a failure without an error text';
+    case 'terminated':
+      return { type: 'terminated', id };
     case 'unstoppable':
       return typeof m.error === 'string'
         ? { type: 'unstoppable', id, error: truncate(m.error, MAX_ERROR_CHARS) }

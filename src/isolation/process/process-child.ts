@@ -93,6 +93,8 @@ async function execute(message: Extract<HostToChild, { type: 'execute' }>): Prom
       onUpdate: (partial) => void send({ type: 'update', id: message.id, partial }),
       // A thread this process cannot end: the host kills the whole process (every thread), which always works.
       onUnstoppable: (error) => void send({ type: 'unstoppable', id: message.id, error }),
+      // The host's deadline has room for a thread's verdict only after this notice (see ToolProcess #awaitVerdict).
+      onTerminated: () => void send({ type: 'terminated', id: message.id }),
       // The host asks, and ends the question when the call ends there; the worker here ends it for the tool on a stop.
       // A call stopped or over here (its signal fired) asks nothing: the host would still ask for it until it hears of the end.
       elicit: (request, signal) =>

@@ -66,6 +66,8 @@ export type ChildToHost =
   | { type: 'executed'; id: number; outcome: RunOutcome }
   /** The call ignored its signal and its thread could not be terminated (a native call): the host SIGKILLs the child. `error` is the call's text. */
   | { type: 'unstoppable'; id: number; error: string }
+  /** The call's thread was terminated: its verdict comes within VERDICT_AFTER_MS (the host's deadline makes room once). */
+  | { type: 'terminated'; id: number }
   | { type: 'host-call'; id: number; name: string; args: unknown[] }
   /** A tool's question (ctx.elicit) in the call `id`; the host answers with a host-reply to `qid`. */
   | { type: 'elicit'; id: number; qid: number; request: unknown }

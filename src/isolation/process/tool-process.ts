@@ -67,9 +67,11 @@ const START_DEADLINE_MS = 20_000;
 const DEADLINE_MARGIN_MS = 5_000;
 /**
  * After a call's grace period the child terminates its thread and waits up to VERDICT_AFTER_MS to see how it ends
- * (out of memory, killed, or still inside a native call, which it reports): the host waits for that verdict.
+ * (out of memory, killed, or still inside a native call, which it reports). It says when it terminated one, and only
+ * then does the host's deadline make room for that verdict: a child a tool took over that never says so is given
+ * up DEADLINE_MARGIN_MS after the call's own bound, not VERDICT_AFTER_MS later.
  */
-const STOP_MARGIN_MS = VERDICT_AFTER_MS + DEADLINE_MARGIN_MS;
+const VERDICT_MARGIN_MS = VERDICT_AFTER_MS + DEADLINE_MARGIN_MS;
 /** The child's cap on open descriptors: plenty for a tool, few enough that a leak is found long before the host's own limit. */
 export const CHILD_MAX_OPEN_FILES = 4_096;
 /** The largest frame a child may send when no call allows more: tool definitions (a 256 KiB schema, a 64 KiB text) fit. */
@@ -93,6 +95,8 @@ type Pending = {
   deadline: NodeJS.Timeout;
   /** When `deadline` fires (Date.now() time): a shortened deadline never moves past it. */
   deadlineAt: number;
+  /** The child said it terminated the call's thread, and the deadline made room for the verdict. */
+  awaitedVerdict?: boolean;
 };
 
 type Expect = {
@@ -205,15 +209,15 @@ export class ToolProcess {
     const onAbort = () => {
       endQuestions(this.#pending.get(id));
       this.#send({ type: 'abort', id });
-      this.#shortenDeadline(id, job.limits.abortGraceMs + STOP_MARGIN_MS, 'execute');
+      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
     };
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const { callId, args, limits } = job;
-      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + STOP_MARGIN_MS;
+      const deadlineMs = this.options.loadTimeoutMs + limits.timeoutMs + limits.abortGraceMs + DEADLINE_MARGIN_MS;
       const onSent = () => (sentAt = performance.now());
       const expect = {
-        accepts: ['executed', 'update', 'unstoppable'] as ChildToHost['type'][],
+        accepts: ['executed', 'update', 'unstoppable', 'terminated'] as ChildToHost['type'][],
         what: 'execute',
         deadlineMs,
         maxUpdateBytes: limits.maxResultBytes,
@@ -325,10 +329,27 @@ export class ToolProcess {
     pending.resolve(message);
   }
 
+  /**
+   * The child terminated the call's thread: its verdict may take VERDICT_AFTER_MS. Once per request, and never
+   * shortening: a child that says so again and again gets no more time.
+   */
+  #awaitVerdict(id: number, pending: Pending): void {
+    if (pending.awaitedVerdict) return;
+    pending.awaitedVerdict = true;
+    const at = Date.now() + VERDICT_MARGIN_MS;
+    if (at <= pending.deadlineAt) return;
+    clearTimeout(pending.deadline);
+    pending.deadlineAt = at;
+    pending.deadline = setTimeout(
+      () => this.#kill(ToolErrors.processUnresponsive('execute', VERDICT_MARGIN_MS), id),
+      VERDICT_MARGIN_MS,
+    );
+  }
+
   #shortenDeadline(id: number, ms: number, what: string): void {
     const pending = this.#pending.get(id);
-    // A late abort may not give the child more time than its first deadline did.
-    if (!pending || Date.now() + ms >= pending.deadlineAt) return;
+    // A late abort may not give the child more time than its first deadline did, nor cut short a verdict it awaits.
+    if (!pending || pending.awaitedVerdict || Date.now() + ms >= pending.deadlineAt) return;
     clearTimeout(pending.deadline);
     pending.deadlineAt = Date.now() + ms;
     pending.deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(what, ms), id), ms);
@@ -540,6 +561,7 @@ export class ToolProcess {
       );
     }
     if (message.type === 'update') return this.#relayUpdate(message, pending);
+    if (message.type === 'terminated') return this.#awaitVerdict(message.id, pending);
     // A stopped call is stopped: its thread would not end, so the child goes, with every thread in it. The call is told it was
     // killed (it is, now); the others running in the child, why they were stopped.
     if (message.type === 'unstoppable')

@@ -343,6 +343,16 @@ export class PoolCall implements Stoppable {
     return { ok: false, error: stopMessage(stop.reason, how, this.limits.timeoutMs), code: stopCode(stop.reason) };
   }
 
+  /** Its worker's thread was terminated (for this call or another): the verdict on this call may take VERDICT_AFTER_MS. */
+  terminated(): void {
+    if (this.outcome) return;
+    try {
+      this.job.onTerminated?.();
+    } catch {
+      // the child's report to its host; nothing to do here if it fails
+    }
+  }
+
   /** Its worker was killed for this call's stop and did not end: it is inside a native call. */
   unstoppable(): void {
     const stop = this.#stopTimer.stopped;

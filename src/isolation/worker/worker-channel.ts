@@ -185,6 +185,7 @@ export class WorkerChannel {
     void this.worker.terminate();
     if (this.#terminating) return;
     this.#terminating = true;
+    for (const call of this.calls.values()) call.terminated();
     setTimeout(() => {
       if (this.#exitCode) return;
       this.abandoned = true;
