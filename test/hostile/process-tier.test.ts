@@ -17,6 +17,7 @@ import { permissionSupport } from '../../src/isolation/common/permissions.ts';
 import { pidNamespaceSupport } from '../../src/isolation/process/pid-namespace.ts';
 import { ProcessTier, type ProcessTierOptions } from '../../src/isolation/process/process-tier.ts';
 import { Tiers } from '../../src/isolation/tiers.ts';
+import { PassThrough } from 'node:stream';
 import { DEFAULT_LIMITS } from '../../src/core/limits.ts';
 import { toRunnableModule } from '../../src/isolation/worker/module-compiler.ts';
 import type { RunOutcome } from '../../src/core/runner.ts';
@@ -239,19 +240,111 @@ describe('process tier: a hostile child main thread', () => {
     }
   }, 40_000);
 
+  /** The N of "did not answer the execute request within N ms": computed by the host from its deadline, not timed. */
+  const deadlineOf = (outcome: RunOutcome) =>
+    Number(/did not answer the execute request within (\d+) ms, so it was killed/.exec(errorOf(outcome))?.[1]);
+
   test("a child that says it terminated the call's thread gets 11 s for the verdict, once, however often it says so", async () => {
     const { tier } = tierWithFakeChild('terminated-again');
     try {
       const started = Date.now();
       const outcome = await run(tier, await probeRef());
-      // The 6 s a thread's verdict may take + the 5 s margin, from the first notice (sent at once), not from the last.
-      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 11000 ms, so it was killed/);
+      // The 6 s a thread's verdict may take + the 5 s margin, from the first notice (sent as the call arrived, before
+      // the 1.6 s the call was due to stop at the latest), not from the last.
+      expect(deadlineOf(outcome)).toBeGreaterThanOrEqual(11_000);
+      expect(deadlineOf(outcome)).toBeLessThanOrEqual(12_600);
       expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
-      expect(Date.now() - started).toBeLessThan(25_000); // with a new 11 s at every notice, it would never end
     } finally {
       await tier.close();
     }
   }, 40_000);
+
+  test('a notice held back to the last moment gains nothing: the verdict is due 11 s after the call was due to stop', async () => {
+    const { tier } = tierWithFakeChild('terminated-late');
+    try {
+      const outcome = await run(tier, await probeRef());
+      // Due to stop at 1.6 s (load + timeoutMs + abortGraceMs), so given up at 12.6 s exactly; counted from a notice
+      // at ~5.5 s, it would have been ~16.6 s. (6.6 s, the plain deadline, if a loaded machine delays the notice past it.)
+      expect([6_600, 12_600]).toContain(deadlineOf(outcome));
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+
+  test('an abort after the notice still bounds the call: no later than the verdict due from the notice', async () => {
+    const { tier } = tierWithFakeChild('terminated-again');
+    try {
+      const aborted = new AbortController();
+      setTimeout(() => aborted.abort(), 1_000);
+      const outcome = await tier.execute(
+        {
+          callId: 'c',
+          args: { action: 'ok', tag: 'aborted' },
+          limits: { ...limits, timeoutMs: 60_000 },
+          onUpdate: () => {},
+          signal: aborted.signal,
+        },
+        await probeRef(),
+      );
+      // The notice came with the call (~1 s in): its verdict is due ~11 s later, and the abort's own bound (its grace
+      // and the 5 s margin) earlier still. Without the abort it would be 66.6 s (load + 60 s + grace + margin).
+      expect(deadlineOf(outcome)).toBeLessThan(20_000);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+
+  /** A tier whose first child exits at its first call, with a stderr that never ends (its verdict waits the full 1 s). */
+  function tierWithDyingChild() {
+    let launches = 0;
+    let firstGone!: () => void;
+    const gone = new Promise<void>((resolve) => (firstGone = resolve));
+    const launcher: ChildLauncher = {
+      name: 'fake',
+      async launch(spec) {
+        const mode = launches++ === 0 ? 'exit-on-execute' : 'forge-earlier';
+        const flags = spec.nodeArgs.slice(0, -1);
+        const launch = await processLauncher.launch({
+          ...spec,
+          nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')],
+          env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
+        });
+        if (mode !== 'exit-on-execute') return launch;
+        return { ...launch, stderr: new PassThrough(), cleanup: () => (launch.cleanup?.(), firstGone()) };
+      },
+    };
+    // The fake-child tier's options, with this launcher in place of its own.
+    const { tier } = tierWithFakeChild('exit-on-execute', { launcher });
+    return { tier, gone };
+  }
+
+  test("a dead child's calls are its own: the next child can neither answer them nor pass them its fate", async () => {
+    const { tier, gone } = tierWithDyingChild();
+    try {
+      const ref = await probeRef();
+      const first = run(tier, ref);
+      await gone;
+      // While the dead child's verdict waits for its stderr, the next child answers the dead child's call.
+      const second = tier.describe(ref).then(
+        () => 'described',
+        (error: unknown) => String(error),
+      );
+      expect(errorOf(await first)).toMatch(/isolation process died \(exit code 3\)/);
+      expect(await second).toMatch(/broke the protocol \(it sent "executed" for request \d+, which is not open\)/);
+    } finally {
+      await tier.close();
+    }
+  }, 30_000);
+
+  test("close() returns once a dead child's calls have their true cause", async () => {
+    const { tier, gone } = tierWithDyingChild();
+    let settled: RunOutcome | undefined;
+    const first = run(tier, await probeRef()).then((outcome) => (settled = outcome));
+    await gone;
+    await tier.close();
+    expect(settled && errorOf(settled)).toMatch(/isolation process died \(exit code 3\)/);
+    await first;
+  }, 30_000);
 
   test('host functions are looked up as own properties: "constructor" does not reach Object', async () => {
     const { tier } = tierWithFakeChild('host-proto');

@@ -92,11 +92,15 @@ type Pending = {
   /** Made when a question comes or the call is aborted (see endQuestions); aborted at the call's end if made. */
   ended?: AbortController;
   maxUpdateBytes?: number;
-  deadline: NodeJS.Timeout;
+  /** Names the request in a missed deadline's error. */
+  what: string;
+  /** When it was made (Date.now() time): a missed deadline's error counts from here. */
+  since: number;
+  deadline?: NodeJS.Timeout;
   /** When `deadline` fires (Date.now() time): a shortened deadline never moves past it. */
   deadlineAt: number;
-  /** The child said it terminated the call's thread, and the deadline made room for the verdict. */
-  awaitedVerdict?: boolean;
+  /** The child said it terminated the call's thread: by then the verdict is due (see #awaitVerdict). */
+  verdictAt?: number;
 };
 
 type Expect = {
@@ -121,6 +125,8 @@ interface Child {
   exhausted?: number;
   /** The end of what it printed: why V8 aborted it, if it did. */
   stderr: StderrTail;
+  /** Its exit, however early it comes (even before the host sent its init). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /**
@@ -134,6 +140,8 @@ export class ToolProcess {
   #starting: Promise<Child> | undefined;
   #child: Child | undefined;
   readonly #pending = new Map<number, Pending>();
+  /** Dead children's requests, answered once their stderr ended (see #onExit): close() waits for them. */
+  readonly #verdicts = new Set<Promise<void>>();
   readonly #hostFunctions: HostFunctionTable;
   readonly #hostCalls = new WeakMap<Child, HostCallGate>();
   readonly #slots: ChildSlots;
@@ -209,7 +217,7 @@ export class ToolProcess {
     const onAbort = () => {
       endQuestions(this.#pending.get(id));
       this.#send({ type: 'abort', id });
-      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS, 'execute');
+      this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS);
     };
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -277,33 +285,36 @@ export class ToolProcess {
   async close(): Promise<void> {
     this.#closing = true;
     const child = await this.#starting?.catch(() => undefined);
-    if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.process.once('exit', resolve));
-    this.#send({ type: 'close' });
-    const timer = setTimeout(() => killGroup(child.process), CLOSE_GRACE_MS);
-    await exited;
-    clearTimeout(timer);
-    killGroup(child.process); // whatever the child left running in its session goes too
+    if (child && child.process.exitCode === null && child.process.signalCode === null) {
+      const exited = new Promise((resolve) => child.process.once('exit', resolve));
+      this.#send({ type: 'close' });
+      const timer = setTimeout(() => killGroup(child.process), CLOSE_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+      killGroup(child.process); // whatever the child left running in its session goes too
+    }
+    // A child that died before: its calls get their true cause (bounded by its stderr's end), not "closed".
+    await Promise.all(this.#verdicts);
   }
 
   async #request(request: HostToChild & { id: number }, expect: Expect): Promise<ChildToHost> {
     const { id } = request;
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
     const reply = new Promise<ChildToHost>((resolve) => {
-      const deadline = setTimeout(
-        () => this.#kill(ToolErrors.processUnresponsive(expect.what, expect.deadlineMs), id),
-        expect.deadlineMs,
-      );
-      const { onUpdate, maxUpdateBytes, elicit } = expect;
-      this.#pending.set(id, {
+      const { onUpdate, maxUpdateBytes, elicit, what } = expect;
+      const since = Date.now();
+      const pending: Pending = {
         accepts: new Set([...expect.accepts, 'failed']),
         resolve,
-        deadline,
-        deadlineAt: Date.now() + expect.deadlineMs,
+        what,
+        since,
+        deadlineAt: Infinity, // armed below
         ...(onUpdate ? { onUpdate } : {}),
         ...(elicit ? { elicit } : {}),
         ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
-      });
+      };
+      this.#pending.set(id, pending);
+      this.#arm(id, pending, since + expect.deadlineMs);
     });
     try {
       const child = await this.#started();
@@ -319,8 +330,13 @@ export class ToolProcess {
   #settle(id: number, message: ChildToHost): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
-    clearTimeout(pending.deadline);
     this.#pending.delete(id);
+    this.#answer(pending, message);
+  }
+
+  /** Ends a request taken out of #pending: its deadline and questions end, and its caller gets `message`. */
+  #answer(pending: Pending, message: ChildToHost): void {
+    clearTimeout(pending.deadline);
     pending.ended?.abort();
     const child = this.#child;
     if (child?.exhausted !== undefined && this.#pending.size === 0)
@@ -329,30 +345,37 @@ export class ToolProcess {
     pending.resolve(message);
   }
 
-  /**
-   * The child terminated the call's thread: its verdict may take VERDICT_AFTER_MS. Once per request, and never
-   * shortening: a child that says so again and again gets no more time.
-   */
-  #awaitVerdict(id: number, pending: Pending): void {
-    if (pending.awaitedVerdict) return;
-    pending.awaitedVerdict = true;
-    const at = Date.now() + VERDICT_MARGIN_MS;
-    if (at <= pending.deadlineAt) return;
+  /** (Re)arms a request's deadline for `at`; missing it kills the child, and the error counts from the request. */
+  #arm(id: number, pending: Pending, at: number): void {
     clearTimeout(pending.deadline);
     pending.deadlineAt = at;
     pending.deadline = setTimeout(
-      () => this.#kill(ToolErrors.processUnresponsive('execute', VERDICT_MARGIN_MS), id),
-      VERDICT_MARGIN_MS,
+      () => this.#kill(ToolErrors.processUnresponsive(pending.what, at - pending.since), id),
+      Math.max(0, at - Date.now()),
     );
   }
 
-  #shortenDeadline(id: number, ms: number, what: string): void {
+  /**
+   * The child terminated the call's thread: its verdict may take VERDICT_AFTER_MS. The room is counted from the
+   * notice, or from when the call was due to be stopped at the latest if that came first (a notice held back to the
+   * last moment gains nothing), and given once: a child that says so again gets no more time.
+   */
+  #awaitVerdict(id: number, pending: Pending): void {
+    if (pending.verdictAt !== undefined) return;
+    const dueToStop = pending.deadlineAt - DEADLINE_MARGIN_MS;
+    pending.verdictAt = Math.min(Date.now(), dueToStop) + VERDICT_MARGIN_MS;
+    if (pending.verdictAt > pending.deadlineAt) this.#arm(id, pending, pending.verdictAt);
+  }
+
+  /**
+   * An abort bounds the child's answer more tightly: its grace and the margin from now. Never later than the
+   * deadline it had, and never before a verdict it awaits is due.
+   */
+  #shortenDeadline(id: number, ms: number): void {
     const pending = this.#pending.get(id);
-    // A late abort may not give the child more time than its first deadline did, nor cut short a verdict it awaits.
-    if (!pending || pending.awaitedVerdict || Date.now() + ms >= pending.deadlineAt) return;
-    clearTimeout(pending.deadline);
-    pending.deadlineAt = Date.now() + ms;
-    pending.deadline = setTimeout(() => this.#kill(ToolErrors.processUnresponsive(what, ms), id), ms);
+    if (!pending) return;
+    const at = Math.max(Date.now() + ms, pending.verdictAt ?? 0);
+    if (at < pending.deadlineAt) this.#arm(id, pending, at);
   }
 
   /**
@@ -376,20 +399,24 @@ export class ToolProcess {
   /** Forgets the current child at once (the next request starts a new one) and fails what was running in it. */
   #retire(child: Child, error: string, code: ToolErrorCode = 'CRASHED'): void {
     if (this.#child !== child) return; // an older child; its requests were already failed
-    const ids = [...this.#pending.keys()];
-    this.#detach(child);
-    this.#fail(ids, error, code);
+    this.#fail(this.#detach(child), error, code);
   }
 
-  /** The next request starts a new child. */
-  #detach(child: Child): void {
+  /**
+   * The next request starts a new child. Returns the requests in flight, all the old child's (sent, or about to be
+   * sent, to it), taken out of #pending: the new child can neither answer them nor share a fate with them.
+   */
+  #detach(child: Child): Map<number, Pending> {
     this.#starting = undefined;
     this.#child = undefined;
     closeChannel(child);
+    const requests = new Map(this.#pending);
+    this.#pending.clear();
+    return requests;
   }
 
-  #fail(ids: readonly number[], error: string, code: ToolErrorCode): void {
-    for (const id of ids) this.#settle(id, { type: 'failed', id, error, code });
+  #fail(requests: ReadonlyMap<number, Pending>, error: string, code: ToolErrorCode): void {
+    for (const [id, pending] of requests) this.#answer(pending, { type: 'failed', id, error, code });
   }
 
   #send(message: HostToChild): void {
@@ -423,6 +450,7 @@ export class ToolProcess {
       fromChild,
       signalsAsExitCodes,
       stderr: new StderrTail(launch.stderr ?? process.stderr),
+      exited: new Promise((resolve) => process.once('exit', (code, signal) => resolve({ code, signal }))),
     };
     this.#child = child;
     // Everything the child prints is a tool's (or about one): to this process's stderr, marked, never to its stdout.
@@ -478,7 +506,7 @@ export class ToolProcess {
         killGroup(child.process);
         reject(new Error('its first message was not "ready"'));
       });
-      child.process.once('exit', async (code, signal) => {
+      void child.exited.then(async ({ code, signal }) => {
         clearTimeout(timer);
         const why = await child.stderr.outOfMemory();
         reject(new Error(`it exited (${exitName(child, code, signal)}) during start${why ? `: ${why}` : ''}`));
@@ -624,13 +652,6 @@ export class ToolProcess {
     write(child, message);
   }
 
-  /** The tool calls in flight in the current child. */
-  #runningCalls(): number {
-    let running = 0;
-    for (const pending of this.#pending.values()) if (pending.accepts.has('executed')) running++;
-    return running;
-  }
-
   /** The host call does not say which of the child's calls made it: the most any of them may send bounds it. */
   #largestRunningResultBytes(): number {
     let largest = 0;
@@ -647,19 +668,20 @@ export class ToolProcess {
   #onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     killGroup(child.process); // what the child left running in its session
     if (this.#child !== child) return; // an older child; its requests were already failed
-    // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
-    const running = this.#runningCalls();
-    const ids = [...this.#pending.keys()];
+    const requests = this.#detach(child);
     // Their verdict is the child's exit now, not a deadline that would kill the next child.
-    for (const id of ids) clearTimeout(this.#pending.get(id)?.deadline);
-    this.#detach(child);
-    if (this.#closing) return this.#fail(ids, ToolErrors.poolClosed(), 'CLOSED');
-    void child.stderr.outOfMemory().then((outOfMemory) => {
+    for (const pending of requests.values()) clearTimeout(pending.deadline);
+    if (this.#closing) return this.#fail(requests, ToolErrors.poolClosed(), 'CLOSED');
+    // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
+    const running = [...requests.values()].filter((pending) => pending.accepts.has('executed')).length;
+    const verdict = child.stderr.outOfMemory().then((outOfMemory) => {
       const died = exitSignal(child, code, signal);
-      if (outOfMemory && running <= 1) this.#fail(ids, ToolErrors.memoryLimit(this.maxMemoryMb), 'MEMORY_LIMIT');
-      else if (outOfMemory) this.#fail(ids, ToolErrors.processOutOfMemory(this.maxMemoryMb, running), 'CRASHED');
-      else this.#fail(ids, ToolErrors.processDied(died.signal, died.code), 'CRASHED');
+      if (outOfMemory && running <= 1) this.#fail(requests, ToolErrors.memoryLimit(this.maxMemoryMb), 'MEMORY_LIMIT');
+      else if (outOfMemory) this.#fail(requests, ToolErrors.processOutOfMemory(this.maxMemoryMb, running), 'CRASHED');
+      else this.#fail(requests, ToolErrors.processDied(died.signal, died.code), 'CRASHED');
     });
+    this.#verdicts.add(verdict);
+    void verdict.finally(() => this.#verdicts.delete(verdict));
   }
 
   /** The channel keeps the host alive only while calls are in flight. */

@@ -185,7 +185,8 @@ export class WorkerChannel {
     void this.worker.terminate();
     if (this.#terminating) return;
     this.#terminating = true;
-    for (const call of this.calls.values()) call.terminated();
+    // Only calls it started wait for its verdict: the others go to another worker.
+    for (const call of this.calls.values()) if (this.hasStarted(call)) call.terminated();
     setTimeout(() => {
       if (this.#exitCode) return;
       this.abandoned = true;
