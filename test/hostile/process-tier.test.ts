@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { processLauncher, type ChildLauncher } from '../../src/isolation/process/child-launcher.ts';
+import { processLauncher, type ChildLauncher, type ChildSpec } from '../../src/isolation/process/child-launcher.ts';
 import { nodeReservation } from '../../src/isolation/process/node-reservation.ts';
 import { permissionSupport } from '../../src/isolation/common/permissions.ts';
 import { pidNamespaceSupport } from '../../src/isolation/process/pid-namespace.ts';
@@ -30,20 +30,21 @@ const scratch = mkdtempSync(join(tmpdir(), 'toolpool-process-hostile-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const tsx = ['--import', 'tsx'];
 
+/** The fake child in `mode` where the real child would start: the real child's flags, a hostile entry. */
+function launchFake(spec: ChildSpec, mode: string) {
+  return processLauncher.launch({
+    ...spec,
+    nodeArgs: [...spec.nodeArgs.slice(0, -1), fixture('process-tier/fake-child.mjs')],
+    env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
+  });
+}
+
 /** A ProcessTier whose first `hostileLaunches` children are the fake child in `mode`; later ones are the real child. */
 function tierWithFakeChild(mode: string, options: Partial<ProcessTierOptions> = {}, hostileLaunches = 1) {
   let launches = 0;
   const launcher: ChildLauncher = {
     name: 'fake',
-    launch(spec) {
-      if (launches++ >= hostileLaunches) return processLauncher.launch(spec);
-      const flags = spec.nodeArgs.slice(0, -1); // the real child's flags, a hostile entry
-      return processLauncher.launch({
-        ...spec,
-        nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')],
-        env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
-      });
-    },
+    launch: (spec) => (launches++ >= hostileLaunches ? processLauncher.launch(spec) : launchFake(spec, mode)),
   };
   const tier = new ProcessTier({
     minWorkers: 1,
@@ -274,21 +275,58 @@ describe('process tier: a hostile child main thread', () => {
   test('an abort after the notice still bounds the call: no later than the verdict due from the notice', async () => {
     const { tier } = tierWithFakeChild('terminated-again');
     try {
+      const ref = await probeRef();
       const aborted = new AbortController();
-      setTimeout(() => aborted.abort(), 1_000);
       const outcome = await tier.execute(
         {
           callId: 'c',
           args: { action: 'ok', tag: 'aborted' },
           limits: { ...limits, timeoutMs: 60_000 },
-          onUpdate: () => {},
+          // Its update follows the notice: aborted once the host has read the notice.
+          onUpdate: () => aborted.abort(),
           signal: aborted.signal,
         },
-        await probeRef(),
+        ref,
       );
-      // The notice came with the call (~1 s in): its verdict is due ~11 s later, and the abort's own bound (its grace
-      // and the 5 s margin) earlier still. Without the abort it would be 66.6 s (load + 60 s + grace + margin).
+      // The verdict is due 11 s after the notice, and the abort's own bound (its grace and the 5 s margin) is earlier.
+      // Without the abort it would be 66.6 s (load + 60 s + grace + margin).
       expect(deadlineOf(outcome)).toBeLessThan(20_000);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+
+  test('a request that finds its child worn out goes to the next child, and is not failed with the old one', async () => {
+    const { tier, launches } = tierWithFakeChild('exhausted-silent');
+    try {
+      const ref = await probeRef();
+      let wornOut!: () => void;
+      const told = new Promise<void>((resolve) => (wornOut = resolve));
+      const first = tier.execute({ callId: 'c', args: { action: 'ok' }, limits, onUpdate: () => wornOut() }, ref);
+      await told;
+      // The worn-out child takes no new request: it is replaced, and the describe is the next child's first.
+      const view = await tier.describe(ref);
+      expect(view.definition.name).toBe('probe');
+      expect(errorOf(await first)).toMatch(/open descriptors/);
+      expect(launches()).toBe(2);
+    } finally {
+      await tier.close();
+    }
+  }, 30_000);
+
+  test('a child that took long to start has its whole bound from when it got the request', async () => {
+    // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
+    const launcher: ChildLauncher = {
+      name: 'slow',
+      launch: async (spec) => (await new Promise((resolve) => setTimeout(resolve, 3_000)), launchFake(spec, 'silent')),
+    };
+    const { tier } = tierWithFakeChild('silent', { launcher });
+    try {
+      const ref = await probeRef();
+      const started = Date.now();
+      const outcome = await run(tier, ref);
+      expect(deadlineOf(outcome)).toBe(6_600);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_600);
     } finally {
       await tier.close();
     }
@@ -303,12 +341,7 @@ describe('process tier: a hostile child main thread', () => {
       name: 'fake',
       async launch(spec) {
         const mode = launches++ === 0 ? 'exit-on-execute' : 'forge-earlier';
-        const flags = spec.nodeArgs.slice(0, -1);
-        const launch = await processLauncher.launch({
-          ...spec,
-          nodeArgs: [...flags, fixture('process-tier/fake-child.mjs')],
-          env: { ...spec.env, TOOLPOOL_FAKE_MODE: mode },
-        });
+        const launch = await launchFake(spec, mode);
         if (mode !== 'exit-on-execute') return launch;
         return { ...launch, stderr: new PassThrough(), cleanup: () => (launch.cleanup?.(), firstGone()) };
       },

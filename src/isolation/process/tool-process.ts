@@ -55,6 +55,8 @@ export interface ProcessTierOptions
 }
 
 const CLOSE_GRACE_MS = 2_000;
+/** How many children a request may wait for, each replaced before it got the request, before it fails. */
+const MAX_START_ATTEMPTS = 3;
 /**
  * A file error naming a relative path, as Node words it (`ENOENT: no such file or directory, open 'data/x.txt'`)
  * or as toolpool words a permission denial (`Access denied: the tool may not read "data/x.txt"`).
@@ -94,8 +96,12 @@ type Pending = {
   maxUpdateBytes?: number;
   /** Names the request in a missed deadline's error. */
   what: string;
-  /** When it was made (Date.now() time): a missed deadline's error counts from here. */
+  /** When it was made, then when it was sent (Date.now() time): a missed deadline's error counts from here. */
   since: number;
+  /** How long the child has to answer once it has the request (an abort before it was sent shortens it). */
+  boundMs: number;
+  /** Written to a child: it is that child's, and ends with it. One not yet sent waits for the next child instead. */
+  sent?: boolean;
   deadline?: NodeJS.Timeout;
   /** When `deadline` fires (Date.now() time): a shortened deadline never moves past it. */
   deadlineAt: number;
@@ -300,31 +306,54 @@ export class ToolProcess {
   async #request(request: HostToChild & { id: number }, expect: Expect): Promise<ChildToHost> {
     const { id } = request;
     if (this.#closing) return { type: 'failed', id, error: ToolErrors.poolClosed() };
+    let pending!: Pending;
     const reply = new Promise<ChildToHost>((resolve) => {
       const { onUpdate, maxUpdateBytes, elicit, what } = expect;
-      const since = Date.now();
-      const pending: Pending = {
+      pending = {
         accepts: new Set([...expect.accepts, 'failed']),
         resolve,
         what,
-        since,
+        since: Date.now(),
+        boundMs: expect.deadlineMs,
         deadlineAt: Infinity, // armed below
         ...(onUpdate ? { onUpdate } : {}),
         ...(elicit ? { elicit } : {}),
         ...(maxUpdateBytes ? { maxUpdateBytes } : {}),
       };
       this.#pending.set(id, pending);
-      this.#arm(id, pending, since + expect.deadlineMs);
+      // Until it is sent, a net under the child's start (which has its own bound, START_DEADLINE_MS).
+      this.#arm(id, pending, pending.since + expect.deadlineMs);
     });
     try {
-      const child = await this.#started();
-      this.#refWhileBusy(child);
+      const child = await this.#childFor(id, pending);
+      if (!child) return reply; // answered while it waited (its deadline, close())
       write(child, request);
+      pending.sent = true;
+      // The child has its bound from now: the time its start took is not the call's.
+      pending.since = Date.now();
+      this.#arm(id, pending, pending.since + pending.boundMs);
+      this.#refWhileBusy(child);
       expect.onSent?.();
     } catch (error) {
       this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
     }
     return reply;
+  }
+
+  /**
+   * The child a request goes to: the current one, started if need be. A child replaced while the request waited
+   * for it (it died, or was worn out) never had it, so the request waits for the next one, up to three times.
+   * Undefined when the request was answered meanwhile; throws when no child could take it.
+   */
+  async #childFor(id: number, pending: Pending): Promise<Child | undefined> {
+    for (let attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
+      if (this.#closing) this.#settle(id, { type: 'failed', id, error: ToolErrors.poolClosed(), code: 'CLOSED' });
+      if (this.#pending.get(id) !== pending) return undefined;
+      const child = await this.#started();
+      if (this.#pending.get(id) !== pending) return undefined;
+      if (child === this.#child && !this.#closing) return child;
+    }
+    throw new Error(`the child it waited for was replaced before it got the request, ${MAX_START_ATTEMPTS} times`);
   }
 
   #settle(id: number, message: ChildToHost): void {
@@ -374,6 +403,7 @@ export class ToolProcess {
   #shortenDeadline(id: number, ms: number): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
+    if (!pending.sent) return void (pending.boundMs = Math.min(pending.boundMs, ms));
     const at = Math.max(Date.now() + ms, pending.verdictAt ?? 0);
     if (at < pending.deadlineAt) this.#arm(id, pending, at);
   }
@@ -403,15 +433,19 @@ export class ToolProcess {
   }
 
   /**
-   * The next request starts a new child. Returns the requests in flight, all the old child's (sent, or about to be
-   * sent, to it), taken out of #pending: the new child can neither answer them nor share a fate with them.
+   * The next request starts a new child. Returns the requests the old child had, taken out of #pending: the new
+   * child can neither answer them nor share a fate with them. Requests not yet sent stay, for the next child.
    */
   #detach(child: Child): Map<number, Pending> {
     this.#starting = undefined;
     this.#child = undefined;
     closeChannel(child);
-    const requests = new Map(this.#pending);
-    this.#pending.clear();
+    const requests = new Map<number, Pending>();
+    for (const [id, pending] of this.#pending) {
+      if (!pending.sent) continue; // never reached it: goes to the next child (see #childFor)
+      requests.set(id, pending);
+      this.#pending.delete(id);
+    }
     return requests;
   }
 
@@ -669,8 +703,11 @@ export class ToolProcess {
     killGroup(child.process); // what the child left running in its session
     if (this.#child !== child) return; // an older child; its requests were already failed
     const requests = this.#detach(child);
-    // Their verdict is the child's exit now, not a deadline that would kill the next child.
-    for (const pending of requests.values()) clearTimeout(pending.deadline);
+    // Their verdict is the child's exit now, not a deadline that would kill the next child; their questions end now.
+    for (const pending of requests.values()) {
+      clearTimeout(pending.deadline);
+      pending.ended?.abort();
+    }
     if (this.#closing) return this.#fail(requests, ToolErrors.poolClosed(), 'CLOSED');
     // The child's cap is shared by its calls: with one call in it the memory was that call's; with several, whose is not known.
     const running = [...requests.values()].filter((pending) => pending.accepts.has('executed')).length;
