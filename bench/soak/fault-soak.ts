@@ -464,9 +464,15 @@ function descendants(): number[] {
   return found;
 }
 
+/** A leftover as `ps` would show it: its command line, or (a zombie has none) its name, state and parent. */
 function commandOf(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').slice(0, 200);
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').slice(0, 200);
+    // stat: "pid (comm) state ppid ...": comm may hold spaces, so the rest is read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return `${command || `[${name}]`} (state ${state}, parent ${ppid})`;
   } catch {
     return '(gone)';
   }
