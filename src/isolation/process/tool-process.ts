@@ -353,6 +353,7 @@ export class ToolProcess {
       if (this.#pending.get(id) !== pending) return undefined;
       if (child === this.#child && !this.#closing) return child;
     }
+    // Caught in #request, which wraps its text in the could-not-start error: a plain Error is enough here.
     throw new Error(`the child it waited for was replaced before it got the request, ${MAX_START_ATTEMPTS} times`);
   }
 
