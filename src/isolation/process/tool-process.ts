@@ -292,10 +292,9 @@ export class ToolProcess {
     this.#closing = true;
     const child = await this.#starting?.catch(() => undefined);
     if (child && child.process.exitCode === null && child.process.signalCode === null) {
-      const exited = new Promise((resolve) => child.process.once('exit', resolve));
       this.#send({ type: 'close' });
       const timer = setTimeout(() => killGroup(child.process), CLOSE_GRACE_MS);
-      await exited;
+      await child.exited;
       clearTimeout(timer);
       killGroup(child.process); // whatever the child left running in its session goes too
     }
