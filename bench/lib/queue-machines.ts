@@ -4,6 +4,8 @@ import { childEnvironment } from './toolpool.ts';
 
 /** A worker machine of case 16: a long-lived child process (bench/children/queue-machine.ts). */
 export interface QueueMachine {
+  /** Its process id (bench/profile/remote.ts reads its CPU time). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -17,7 +19,7 @@ export async function startQueueMachine(
   const file = fileURLToPath(new URL('../children/queue-machine.ts', import.meta.url));
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', file, kind, url, queue, String(concurrency)],
+    [...cpuProfileFlags(), '--import', 'tsx', file, kind, url, queue, String(concurrency)],
     {
       env: await childEnvironment(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,6 +45,7 @@ export async function startQueueMachine(
     );
   });
   return {
+    pid: child.pid!,
     async stop() {
       if (child.exitCode !== null) return;
       const ended = new Promise((resolve) => child.once('exit', resolve));
@@ -52,4 +55,10 @@ export async function startQueueMachine(
       clearTimeout(timer);
     },
   };
+}
+
+/** With REMOTE_CPU_PROF=<folder> (bench/profile/remote.ts), each machine writes a V8 CPU profile there as it exits. */
+function cpuProfileFlags(): string[] {
+  const folder = process.env.REMOTE_CPU_PROF;
+  return folder ? ['--cpu-prof', '--cpu-prof-dir', folder] : [];
 }

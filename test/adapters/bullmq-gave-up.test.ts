@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, expect, test } from 'vitest';
 import { remoteRunner } from '../../src/adapters/bullmq/index.ts';
 import { createExecutor } from '../../src/index.ts';
@@ -14,7 +15,8 @@ import { startRedis, type TestRedis } from '../support/redis-server.ts';
 
 const LOST_AFTER_MS = 1_000;
 let redis: TestRedis | undefined;
-afterAll(() => redis?.stop());
+let plainRedis: TestRedis | undefined;
+afterAll(() => Promise.all([redis?.stop(), plainRedis?.stop()]));
 
 test('a call the host answered as lost never starts when an append-only Redis comes back with its job', async () => {
   redis = await startRedis({ appendOnly: true });
@@ -49,6 +51,30 @@ test('a call the host answered as lost never starts when an append-only Redis co
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(existsSync(log) ? readFileSync(log, 'utf8') : '', 'the queued call started after its host gave up').toBe('');
   } finally {
+    await executor.close();
+  }
+}, 120_000); // starts a worker machine: under load a start alone took over 20 s
+
+test('a worker machine asks whether a host waits once per key lifetime, not once per job (issue 27)', async () => {
+  plainRedis = await startRedis();
+  await startMachine(plainRedis.url, 'asks', { args: ['--concurrency', '1'] });
+  const executor = await createExecutor({
+    tools: [remoteTool('echo.ts')],
+    remote: remoteRunner({ connection: plainRedis.url, queue: 'asks', lostAfterMs: 30_000 }),
+  });
+  const stats = new Redis(plainRedis.url);
+  try {
+    for (let i = 0; i < 20; i++)
+      expect(textOf((await executor.executeBatch([call(`c${i}`, 'echo', { text: `t${i}` })])).results[0]!)).toBe(
+        `t${i}`,
+      );
+    const info = await stats.info('commandstats');
+    // One PTTL answers for the key's 30 s; a slow machine that takes past them asks again.
+    const asked = Number(/^cmdstat_pttl:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(3);
+  } finally {
+    stats.disconnect();
     await executor.close();
   }
 }, 120_000); // starts a worker machine: under load a start alone took over 20 s

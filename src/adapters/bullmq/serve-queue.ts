@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
 import { RemoteErrors, errorMessage } from '../../core/errors.ts';
 import { CancelListener } from './cancel-listener.ts';
+import { HostSessions } from './host-sessions.ts';
 import { openClient, type LinkedClient } from './connection.ts';
 import { checkServeOptions, type ServeQueueOptions } from './serve-options.ts';
 import { PROTOCOL, channels, checkCallData, type CallAnswer, type CallData } from './protocol.ts';
@@ -42,6 +43,7 @@ class QueueService implements QueueServer {
   readonly #queueName: string;
   readonly #link: LinkedClient;
   readonly #cancels: CancelListener;
+  readonly #hosts: HostSessions;
   readonly #worker: Worker;
   /** The calls running here by job id: their updates, and their grace period (for a bounded close). */
   readonly #calls = new Map<string, { relay: UpdateRelay; graceMs: number }>();
@@ -60,6 +62,7 @@ class QueueService implements QueueServer {
     this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
     this.#reportConnection(log);
+    this.#hosts = new HostSessions(this.#link.redis, (session) => channels.hostWaiting(this.#queueName, session));
     this.#cancels = new CancelListener(
       openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`),
       channels.cancel(this.#queueName),
@@ -128,8 +131,7 @@ class QueueService implements QueueServer {
   async #hostGaveUp(call: CallData): Promise<string | undefined> {
     if (call.hostSession === undefined) return undefined;
     try {
-      const waiting = await this.#link.redis.exists(channels.hostWaiting(this.#queueName, call.hostSession));
-      return waiting === 1 ? undefined : RemoteErrors.hostGaveUp();
+      return (await this.#hosts.waiting(call.hostSession)) ? undefined : RemoteErrors.hostGaveUp();
     } catch (error) {
       return RemoteErrors.hostUnknown(errorMessage(error));
     }
