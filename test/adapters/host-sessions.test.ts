@@ -6,7 +6,8 @@ import { HostSessions } from '../../src/adapters/bullmq/host-sessions.ts';
 
 /** A Redis whose keys have the PTTLs in `ttls`, a clock the test moves, and a count of the PTTLs asked. */
 function fakeRedis(ttls: Record<string, number>) {
-  let time = 1_000;
+  let monotonic = 1_000;
+  let wall = 1_700_000_000_000;
   const asked: string[] = [];
   let answer: (() => void) | undefined;
   let held = false;
@@ -20,12 +21,15 @@ function fakeRedis(ttls: Record<string, number>) {
   const sessions = new HostSessions(
     redis,
     (session) => `host:${session}`,
-    () => time,
+    () => ({ monotonic, wall }),
   );
   return {
     sessions,
     asked,
-    advance: (ms: number) => (time += ms),
+    advance: (ms: number) => ((monotonic += ms), (wall += ms)),
+    /** The machine slept: the wall clock ran on, the monotonic one did not. */
+    sleep: (ms: number) => (wall += ms),
+    setClockBack: (ms: number) => (wall -= ms),
     hold: () => (held = true),
     release: () => ((held = false), answer?.()),
   };
@@ -41,6 +45,23 @@ describe('HostSessions', () => {
     // Its time is up: Redis is asked again (the host may have refreshed the key, or given up).
     redis.advance(1);
     expect(await redis.sessions.waiting('a')).toBe(true);
+    expect(redis.asked).toEqual(['host:a', 'host:a']);
+  });
+
+  test("a machine that slept does not trust what it knew before: the wall clock's time is up", async () => {
+    const redis = fakeRedis({ 'host:a': 10_000 });
+    await redis.sessions.waiting('a');
+    redis.sleep(3_600_000);
+    await redis.sessions.waiting('a');
+    expect(redis.asked).toEqual(['host:a', 'host:a']);
+  });
+
+  test("a wall clock set back does not stretch what is known: the monotonic clock's time is up", async () => {
+    const redis = fakeRedis({ 'host:a': 10_000 });
+    await redis.sessions.waiting('a');
+    redis.setClockBack(60_000);
+    redis.advance(10_000);
+    await redis.sessions.waiting('a');
     expect(redis.asked).toEqual(['host:a', 'host:a']);
   });
 

@@ -5,6 +5,17 @@ export interface TtlReader {
   pttl(key: string): Promise<number>;
 }
 
+/**
+ * A moment by two clocks. The monotonic one does not run while the machine sleeps (a laptop's suspend), and the wall
+ * clock may be set back: a time to live is counted on both, and is over when either says so.
+ */
+export interface Moment {
+  monotonic: number;
+  wall: number;
+}
+
+const clocks = (): Moment => ({ monotonic: performance.now(), wall: Date.now() });
+
 /** Sessions remembered at most; past it, the ones whose time is up go first. */
 const MAX_REMEMBERED = 1_024;
 
@@ -22,15 +33,15 @@ const MAX_REMEMBERED = 1_024;
  * time Redis itself gave its key.
  */
 export class HostSessions {
-  /** Session → until when (performance.now()) its host is known to wait. */
-  readonly #aliveUntil = new Map<string, number>();
+  /** Session → until when its host is known to wait. */
+  readonly #aliveUntil = new Map<string, Moment>();
   /** Questions on their way, so jobs of one session arriving together ask once. */
   readonly #asking = new Map<string, Promise<Answer>>();
 
   constructor(
     private readonly redis: TtlReader,
     private readonly keyOf: (session: string) => string,
-    private readonly now: () => number = () => performance.now(),
+    private readonly now: () => Moment = clocks,
   ) {}
 
   /** True while the session's host waits; throws when Redis cannot be asked. */
@@ -48,14 +59,14 @@ export class HostSessions {
 
   #known(session: string): boolean {
     const until = this.#aliveUntil.get(session);
-    return until !== undefined && this.now() < until;
+    return until !== undefined && before(this.now(), until);
   }
 
   async #ask(session: string): Promise<Answer> {
     const asked = this.now();
     const ttl = await this.redis.pttl(this.keyOf(session));
     if (ttl > 0) {
-      this.#remember(session, asked + ttl);
+      this.#remember(session, { monotonic: asked.monotonic + ttl, wall: asked.wall + ttl });
       return 'expires';
     }
     this.#aliveUntil.delete(session);
@@ -63,14 +74,18 @@ export class HostSessions {
     return ttl === -1 ? 'no expiry' : 'gone';
   }
 
-  #remember(session: string, until: number): void {
+  #remember(session: string, until: Moment): void {
     this.#aliveUntil.set(session, until);
     if (this.#aliveUntil.size <= MAX_REMEMBERED) return;
     const now = this.now();
-    for (const [name, time] of this.#aliveUntil) if (time <= now) this.#aliveUntil.delete(name);
+    for (const [name, time] of this.#aliveUntil) if (!before(now, time)) this.#aliveUntil.delete(name);
     // All still alive: the oldest entry goes (its next job asks Redis again).
     if (this.#aliveUntil.size > MAX_REMEMBERED) this.#aliveUntil.delete(this.#aliveUntil.keys().next().value!);
   }
+}
+
+function before(now: Moment, until: Moment): boolean {
+  return now.monotonic < until.monotonic && now.wall < until.wall;
 }
 
 /** What a PTTL said of a session's key. */
