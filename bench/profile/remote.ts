@@ -11,7 +11,8 @@
  *
  * With REMOTE_CPU_PROF=<folder>, the worker machines write V8 CPU profiles
  * there (`--cpu-prof`) when they stop; the host's own profile comes from
- * running this script with `--cpu-prof`.
+ * running this script with `--cpu-prof`. REMOTE_VARIANTS=<text> runs only
+ * the variants whose name contains it (e.g. "toolpool, 200").
  */
 import { Redis } from 'ioredis';
 import type { Executor } from '../../src/index.ts';
@@ -77,9 +78,11 @@ const variants = {
   },
 };
 
+/** REMOTE_VARIANTS=<text>: only the variants whose name contains it (e.g. "toolpool, 200"). */
+const only = process.env.REMOTE_VARIANTS;
 const per = (ns: number) => (ns / 1000 / count).toFixed(1).padStart(7);
 for (const round of [0, 1]) {
-  for (const [name, run] of Object.entries(variants)) {
+  for (const [name, run] of Object.entries(variants).filter(([name]) => !only || name.includes(only))) {
     const machine = name.startsWith('raw') ? rawMachine.pid : toolpoolMachine.pid;
     await run(); // warm-up: V8 optimizes meanwhile, so its compiler threads' CPU is not counted below
     const commands = await commandCounts();

@@ -1,20 +1,21 @@
 import { describe, expect, test } from 'vitest';
-import { HostSessions } from '../../src/adapters/bullmq/host-sessions.ts';
+import { HostSessions, TRUSTED_FOR_MS } from '../../src/adapters/bullmq/host-sessions.ts';
 
 // A worker machine asks Redis whether a call's host still waits (issue 26: nothing runs after its host gave up).
-// It asks once per session and key lifetime (issue 27: one round trip less per job), never past the time Redis gave.
+// It asks once a second per session (issue 27: not a round trip per job), never trusting an answer past the time
+// Redis gave, nor past a dropped connection.
 
-/** A Redis whose keys have the PTTLs in `ttls`, a clock the test moves, and a count of the PTTLs asked. */
+/** A Redis whose keys have the PTTLs in `ttls`, clocks the test moves, and the PTTLs asked. */
 function fakeRedis(ttls: Record<string, number>) {
   let monotonic = 1_000;
   let wall = 1_700_000_000_000;
   const asked: string[] = [];
-  let answer: (() => void) | undefined;
-  let held = false;
+  const held: Array<() => void> = [];
+  let holding = false;
   const redis = {
     async pttl(key: string) {
       asked.push(key);
-      if (held) await new Promise<void>((resolve) => (answer = resolve));
+      if (holding) await new Promise<void>((resolve) => held.push(resolve));
       return ttls[key] ?? -2;
     },
   };
@@ -30,22 +31,38 @@ function fakeRedis(ttls: Record<string, number>) {
     /** The machine slept: the wall clock ran on, the monotonic one did not. */
     sleep: (ms: number) => (wall += ms),
     setClockBack: (ms: number) => (wall -= ms),
-    hold: () => (held = true),
-    release: () => ((held = false), answer?.()),
+    /** From now on, answers wait for answerOne(). */
+    hold: () => (holding = true),
+    /** Resolves once a question waits for its answer. */
+    questionOut: async () => {
+      while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    },
+    answerOne: async () => {
+      while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      held.shift()!();
+    },
+    stopHolding: () => (holding = false),
   };
 }
 
 describe('HostSessions', () => {
-  test('a live session is asked once, then known until the time its key had left', async () => {
+  test('a live session is asked once, then trusted for a second at most, however long its key lives', async () => {
     const redis = fakeRedis({ 'host:a': 10_000 });
     expect(await redis.sessions.waiting('a')).toBe(true);
-    redis.advance(9_999);
+    redis.advance(TRUSTED_FOR_MS - 1);
     expect(await redis.sessions.waiting('a')).toBe(true);
     expect(redis.asked).toEqual(['host:a']);
-    // Its time is up: Redis is asked again (the host may have refreshed the key, or given up).
     redis.advance(1);
     expect(await redis.sessions.waiting('a')).toBe(true);
     expect(redis.asked).toEqual(['host:a', 'host:a']);
+  });
+
+  test('a key with less time left than a second is trusted only for that time', async () => {
+    const redis = fakeRedis({ 'host:a': 300 });
+    await redis.sessions.waiting('a');
+    redis.advance(300);
+    await redis.sessions.waiting('a');
+    expect(redis.asked).toHaveLength(2);
   });
 
   test("a machine that slept does not trust what it knew before: the wall clock's time is up", async () => {
@@ -60,9 +77,17 @@ describe('HostSessions', () => {
     const redis = fakeRedis({ 'host:a': 10_000 });
     await redis.sessions.waiting('a');
     redis.setClockBack(60_000);
-    redis.advance(10_000);
+    redis.advance(TRUSTED_FOR_MS);
     await redis.sessions.waiting('a');
     expect(redis.asked).toEqual(['host:a', 'host:a']);
+  });
+
+  test('a dropped connection forgets what was known (Redis may come back from its append-only file)', async () => {
+    const redis = fakeRedis({ 'host:a': 10_000 });
+    await redis.sessions.waiting('a');
+    redis.sessions.forget();
+    await redis.sessions.waiting('a');
+    expect(redis.asked).toHaveLength(2);
   });
 
   test('a session whose key is gone is refused, and asked again next time (it is never remembered)', async () => {
@@ -83,21 +108,36 @@ describe('HostSessions', () => {
     const redis = fakeRedis({ 'host:a': 5_000 });
     redis.hold();
     const answers = [redis.sessions.waiting('a'), redis.sessions.waiting('a'), redis.sessions.waiting('a')];
-    redis.release();
+    await redis.answerOne();
     expect(await Promise.all(answers)).toEqual([true, true, true]);
     expect(redis.asked).toEqual(['host:a']);
   });
 
-  test('a job that joined a question is judged by the time Redis gave, counted from when it was asked', async () => {
+  test('an answer that arrives after the time it gave is asked again, for every job that waited for it', async () => {
     const redis = fakeRedis({ 'host:a': 100 });
     redis.hold();
     const first = redis.sessions.waiting('a');
-    // The answer takes 150 ms to arrive: the key's 100 ms, counted from the question, are over by then.
+    // The answer takes 150 ms: the key's 100 ms, counted from the question, are over when it arrives.
     redis.advance(150);
     const joined = redis.sessions.waiting('a');
-    redis.release();
-    expect(await first).toBe(false);
-    expect(await joined).toBe(false);
+    redis.stopHolding();
+    await redis.answerOne();
+    expect(await first).toBe(true);
+    expect(await joined).toBe(true);
+    expect(redis.asked).toEqual(['host:a', 'host:a']);
+  });
+
+  test('two late answers in a row: the host cannot be told (an error), not "gave up"', async () => {
+    const redis = fakeRedis({ 'host:a': 100 });
+    redis.hold();
+    const verdict = redis.sessions.waiting('a');
+    redis.advance(150);
+    await redis.answerOne();
+    // The second question is out before its answer is held up as long.
+    await redis.questionOut();
+    redis.advance(150);
+    await redis.answerOne();
+    await expect(verdict).rejects.toThrow('Redis answered later than the time to live it gave');
   });
 
   test('a Redis that fails throws, so the caller can say the host is unknown', async () => {
@@ -105,14 +145,18 @@ describe('HostSessions', () => {
     await expect(sessions.waiting('a')).rejects.toThrow('ECONNRESET');
   });
 
-  test('remembers a bounded number of sessions', async () => {
+  test('remembers a bounded number of sessions; one asked again goes to the back of the line', async () => {
     const ttls: Record<string, number> = {};
     for (let i = 0; i < 1_100; i++) ttls[`host:${i}`] = 60_000;
     const redis = fakeRedis(ttls);
-    for (let i = 0; i < 1_100; i++) await redis.sessions.waiting(String(i));
-    // The first sessions were forgotten to make room: asking for one goes to Redis again; the last is remembered.
+    for (let i = 0; i < 1_024; i++) await redis.sessions.waiting(String(i));
+    // Session 0 is asked again after its second: it moves to the back, so the overflow below forgets 1..76, not 0.
+    redis.advance(TRUSTED_FOR_MS);
     await redis.sessions.waiting('0');
-    await redis.sessions.waiting('1099');
-    expect(redis.asked.slice(1_100)).toEqual(['host:0']);
+    for (let i = 1_024; i < 1_100; i++) await redis.sessions.waiting(String(i));
+    const before = redis.asked.length;
+    await redis.sessions.waiting('0');
+    await redis.sessions.waiting('1');
+    expect(redis.asked.slice(before)).toEqual(['host:1']);
   });
 });

@@ -16,21 +16,28 @@ export interface Moment {
 
 const clocks = (): Moment => ({ monotonic: performance.now(), wall: Date.now() });
 
-/** Sessions remembered at most; past it, the ones whose time is up go first. */
+/** Sessions remembered at most; past it, the ones whose time is up go first, then the oldest. */
 const MAX_REMEMBERED = 1_024;
+/**
+ * How long an answer is trusted at most, whatever time to live it gave: what the worker machine cannot see (a key
+ * deleted early, its own clocks stopped while its VM was paused) is seen again within this.
+ */
+export const TRUSTED_FOR_MS = 1_000;
 
 /**
  * Whether the host that sent a call still waits for it (see
- * CallData.hostSession), asked of Redis once per session and key lifetime
- * rather than once per job.
+ * CallData.hostSession), asked of Redis once a second per session rather
+ * than once per job.
  *
  * A host keeps its session's key alive (SET with PX lostAfterMs, again
- * every lostAfterMs / 8) and never deletes it; when it gives up on Redis it
- * stops refreshing it, and the key has expired by then. So a PTTL of `p`
- * asked at time `t` says the key lives until at least `t + p` (Redis
- * answered after `t`), and so did its host's wait: until then, a job of
- * that session may start without asking again. No job starts after the
- * time Redis itself gave its key.
+ * every lostAfterMs / 8) while it is connected, deletes it when it closes,
+ * and lets it expire when it gives up on Redis. So a PTTL of `p` asked at
+ * time `t` says the key lives until at least `t + p` (Redis answered after
+ * `t`), and so did its host's wait: until then (and at most
+ * TRUSTED_FOR_MS), a job of that session may start without asking again.
+ * No job starts after the time Redis itself gave its key. What is known
+ * is forgotten when the machine's connection to Redis drops (`forget`):
+ * Redis may come back from its append-only file after the host gave up.
  */
 export class HostSessions {
   /** Session → until when its host is known to wait. */
@@ -44,17 +51,23 @@ export class HostSessions {
     private readonly now: () => Moment = clocks,
   ) {}
 
-  /** True while the session's host waits; throws when Redis cannot be asked. */
+  /**
+   * True while the session's host waits, false once its key is gone;
+   * throws when Redis cannot be asked, or answers too late to tell.
+   */
   async waiting(session: string): Promise<boolean> {
     if (this.#known(session)) return true;
-    let asking = this.#asking.get(session);
-    if (!asking) {
-      asking = this.#ask(session).finally(() => this.#asking.delete(session));
-      this.#asking.set(session, asking);
-    }
-    // Read after the answer: a job that joined a question already out is judged by the time Redis gave, not by the
-    // moment Redis answered, which may be before the job came.
-    return (await asking) === 'no expiry' || this.#known(session);
+    const answer = await this.#question(session);
+    if (answer !== 'late') return answer !== 'gone';
+    // Its time ran out on the way (a reply held up by a reconnect): the host may well wait still, so ask once more.
+    const again = await this.#question(session);
+    if (again === 'late') throw new Error('Redis answered later than the time to live it gave');
+    return again !== 'gone';
+  }
+
+  /** Forgets every answer: the connection dropped, and Redis may come back with another state. */
+  forget(): void {
+    this.#aliveUntil.clear();
   }
 
   #known(session: string): boolean {
@@ -62,16 +75,31 @@ export class HostSessions {
     return until !== undefined && before(this.now(), until);
   }
 
+  /** The answer of the question on its way for this session, or of a new one. */
+  #question(session: string): Promise<Verdict> {
+    let asking = this.#asking.get(session);
+    if (!asking) {
+      asking = this.#ask(session).finally(() => this.#asking.delete(session));
+      this.#asking.set(session, asking);
+    }
+    return asking.then((answer) =>
+      // Read when it arrives, by each job that waited for it: the time Redis gave counts from the question, so it
+      // may be over by now, and a job that joined late is not judged by an earlier moment.
+      typeof answer === 'object' ? (before(this.now(), answer) ? 'alive' : 'late') : answer,
+    );
+  }
+
   async #ask(session: string): Promise<Answer> {
     const asked = this.now();
     const ttl = await this.redis.pttl(this.keyOf(session));
-    if (ttl > 0) {
-      this.#remember(session, { monotonic: asked.monotonic + ttl, wall: asked.wall + ttl });
-      return 'expires';
-    }
     this.#aliveUntil.delete(session);
     // -1: the key exists without an expiry (no toolpool host sets one so): it waits, with no time to remember.
-    return ttl === -1 ? 'no expiry' : 'gone';
+    if (ttl === -1) return 'no expiry';
+    if (ttl <= 0) return 'gone';
+    const trusted = Math.min(ttl, TRUSTED_FOR_MS);
+    const until = { monotonic: asked.monotonic + trusted, wall: asked.wall + trusted };
+    this.#remember(session, until);
+    return until;
   }
 
   #remember(session: string, until: Moment): void {
@@ -88,5 +116,7 @@ function before(now: Moment, until: Moment): boolean {
   return now.monotonic < until.monotonic && now.wall < until.wall;
 }
 
-/** What a PTTL said of a session's key. */
-type Answer = 'expires' | 'no expiry' | 'gone';
+/** What a PTTL said of a session's key: until when it lives, or that it has no expiry, or is gone. */
+type Answer = Moment | 'no expiry' | 'gone';
+/** An answer as a job reads it when it arrives: the time it gave is still running, or already over. */
+type Verdict = 'alive' | 'late' | 'no expiry' | 'gone';

@@ -128,7 +128,11 @@ class QueueRunner implements RemoteRunner {
     clearInterval(this.#keepWaiting);
     // Each call ends now; its job is taken off the queue, or stopped where it runs, as far as Redis lets that happen in time.
     for (const job of this.#jobs.values()) job.close();
-    await settleWithin(Promise.all([...this.#cleaning, this.#queue.close()]), CLOSE_FLUSH_MS);
+    // No job of this session starts any more, wherever it still waits (a removal that did not reach Redis in time).
+    const ended = this.#command.ready
+      ? this.#command.redis.del(channels.hostWaiting(this.#queueName, this.#session)).catch(() => 0)
+      : undefined;
+    await settleWithin(Promise.all([...this.#cleaning, ended, this.#queue.close()]), CLOSE_FLUSH_MS);
     this.#reader.close();
     this.#command.close();
   }
@@ -141,9 +145,12 @@ class QueueRunner implements RemoteRunner {
       // A call not yet sent waits for Redis connectTimeoutMs in all, not lostAfterMs: that bound is for calls that are out.
       ready: async () => {
         const deadline = Date.now() + this.#connectTimeoutMs;
+        const left = () => Math.max(0, deadline - Date.now());
+        // Both links: the session key is set only while both are up (see #refreshSession).
         return (
           (await this.#command.whenReady(this.#connectTimeoutMs)) &&
-          (await this.#reader.positioned(Math.max(0, deadline - Date.now()))) &&
+          (await this.#readerLink.whenReady(left())) &&
+          (await this.#reader.positioned(left())) &&
           (await this.#sessionKey())
         );
       },
@@ -196,17 +203,21 @@ class QueueRunner implements RemoteRunner {
 
   /** The session key, set once per session before the first job of it is added; false when Redis refused. */
   #sessionKey(): Promise<boolean> {
-    this.#sessionKeySet ??= this.#refreshSession();
+    // A key not set (Redis refused, or a link dropped) is tried again by the next call, not remembered as failed.
+    this.#sessionKeySet ??= this.#refreshSession().then((set) => {
+      if (!set) this.#sessionKeySet = undefined;
+      return set;
+    });
     return this.#sessionKeySet;
   }
 
   async #refreshSession(): Promise<boolean> {
-    if (this.#closed || !this.#command.ready) return false;
+    // Not while either link is down: this host may give up on Redis then, and its key must expire by that time.
+    if (this.#closed || this.#redisDown() !== undefined) return false;
     try {
       await this.#command.redis.set(channels.hostWaiting(this.#queueName, this.#session), '1', 'PX', this.#lostAfterMs);
       return true;
     } catch {
-      this.#sessionKeySet = undefined;
       return false;
     }
   }

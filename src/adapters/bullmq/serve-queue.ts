@@ -61,8 +61,8 @@ class QueueService implements QueueServer {
     const { queue, concurrency, target, log } = checkServeOptions(options);
     this.#queueName = queue;
     this.#link = openClient(target, 'worker', `toolpool:worker:${this.#queueName}`);
-    this.#reportConnection(log);
     this.#hosts = new HostSessions(this.#link.redis, (session) => channels.hostWaiting(this.#queueName, session));
+    this.#reportConnection(log);
     this.#cancels = new CancelListener(
       openClient(target, 'worker', `toolpool:cancels:${this.#queueName}`),
       channels.cancel(this.#queueName),
@@ -147,6 +147,8 @@ class QueueService implements QueueServer {
   #reportConnection(log: (line: string) => void): void {
     let down = false;
     this.#link.redis.on('close', () => {
+      // Redis may come back from its append-only file with jobs of hosts that gave up meanwhile: ask it again.
+      this.#hosts.forget();
       if (down || this.#closing) return;
       down = true;
       // The error that closed it comes just after the close: read it on the next turn.
