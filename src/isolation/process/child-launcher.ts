@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { SpawnOptions, StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pidNamespaceArgs, pidNamespaceSupport } from './pid-namespace.ts';
+import { CHILD_MALLOC_ARENAS } from './node-reservation.ts';
 
 /**
  * Everything the process tier's child needs, independent of how it is
@@ -78,7 +79,8 @@ export const FROM_HOST_FD = 0;
 export const TO_HOST_FD = 3;
 
 /**
- * The spawn options every launcher starts from: the clean env, stdout and
+ * The spawn options every launcher starts from: the clean env (with one
+ * malloc arena unless it says otherwise: see CHILD_MALLOC_ARENAS), stdout and
  * stderr through pipes (the host forwards both to its stderr,
  * marked as tool output, and reads "out of memory" from stderr to name the
  * memory limit; the child never gets the host's own stdout, which a host
@@ -93,7 +95,7 @@ export function childSpawnOptions(
   stderr: StdioEntry = 'pipe',
 ): SpawnOptions {
   return {
-    env: spec.env,
+    env: { MALLOC_ARENA_MAX: CHILD_MALLOC_ARENAS, ...spec.env },
     stdio: ['pipe', stdout, stderr, 'pipe'],
     detached: true,
     ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),

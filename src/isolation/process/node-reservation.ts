@@ -48,6 +48,21 @@ export const NODE_HEAP_LIMIT_LEEWAY_MB = 16;
  */
 const CHILD_RUNTIME_SLACK_MB = 80;
 
+/**
+ * glibc's malloc arenas for the child: one, shared by all its threads. With
+ * glibc's default (one arena per thread, up to 8 per core), memory a
+ * stopped worker freed stays in that worker's arena, mapped and counted by
+ * the data cap, and its replacement thread takes a new arena: after a
+ * Buffer bomb filled the cap, the replacement could not even compile the
+ * tool module, and V8 aborted the whole child (Node 26 beside a CPU burner:
+ * the next call, 32 MB under a 128 MB limit, failed as "memory limit" in 16
+ * of 45 rounds; with one arena, 0 of 30). One arena serializes the child's
+ * threads on malloc's lock; most of what a tool allocates is V8's heap,
+ * which does not go through malloc. An `env` that sets MALLOC_ARENA_MAX
+ * itself is kept as given. (musl has no per-thread arenas.)
+ */
+export const CHILD_MALLOC_ARENAS = '1';
+
 const measured = new Map<string, Promise<NodeReservation>>();
 
 /** Measures once per Node binary (a ~0.2 s probe), then answers from the cache. */
@@ -104,14 +119,19 @@ const vmData = () => Number(/VmData:\\s+(\\d+)/.exec(readFileSync('/proc/self/st
 
 function probe(node: string): Promise<NodeReservation> {
   return new Promise((resolve, reject) => {
-    execFile(node, ['-e', PROBE], { env: {}, timeout: 30_000 }, (error, stdout) => {
-      if (error) return reject(error);
-      try {
-        const [idle, one, two] = (JSON.parse(stdout) as number[]).map((kb) => kb / 1024);
-        resolve({ baseMb: Math.ceil(idle!), perWorkerMb: Math.ceil(Math.max(one! - idle!, two! - one!)) });
-      } catch (parseError) {
-        reject(parseError);
-      }
-    });
+    execFile(
+      node,
+      ['-e', PROBE],
+      { env: { MALLOC_ARENA_MAX: CHILD_MALLOC_ARENAS }, timeout: 30_000 },
+      (error, stdout) => {
+        if (error) return reject(error);
+        try {
+          const [idle, one, two] = (JSON.parse(stdout) as number[]).map((kb) => kb / 1024);
+          resolve({ baseMb: Math.ceil(idle!), perWorkerMb: Math.ceil(Math.max(one! - idle!, two! - one!)) });
+        } catch (parseError) {
+          reject(parseError);
+        }
+      },
+    );
   });
 }
