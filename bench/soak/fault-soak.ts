@@ -64,6 +64,8 @@ const WEIGHTS: [Kind, number][] = [
 export const SOAK_LIMITS = { timeoutMs: 15_000, maxMemoryMb: 64, maxResultBytes: 64 * 1024, abortGraceMs: 500 };
 /** A batch not settled after this long is lost (each of its calls counts). */
 const BATCH_WATCHDOG_MS = 120_000;
+/** A batch not settled after this long is reported (its calls, and whether each started and ended). */
+const SLOW_BATCH_MS = 60_000;
 
 const FAULT_TOOL = fileURLToPath(new URL('./tools/fault.ts', import.meta.url));
 const SPIN_TOOL = fileURLToPath(new URL('./tools/spin.ts', import.meta.url));
@@ -203,6 +205,8 @@ function soakCall(
 
 /** What the events said about one call id. */
 interface Seen {
+  /** A tool_start was seen for the id. */
+  started?: boolean;
   lastUpdate: number;
   /** The last update's number when the first tool_end for the id arrived. */
   lastAtEnd?: number;
@@ -323,7 +327,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         const lane = async () => {
           for (let batch = queue.shift(); batch && !overTime(); batch = queue.shift()) {
             const batchStart = performance.now();
-            const outcome = await runBatch(executors.get(tier)!, batch, seen);
+            const outcome = await runBatch(executors.get(tier)!, batch, seen, log);
             const ms = performance.now() - batchStart;
             const key = `${tier} ${[...new Set(batch.calls.map((c) => c.kind))].sort().join('+')}`;
             if (process.env.SOAK_TIMES) slowest.set(key, Math.max(slowest.get(key) ?? 0, Math.round(ms)));
@@ -379,7 +383,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 function record(seen: Map<string, Seen>, event: ToolEvent): void {
   let entry = seen.get(event.toolCallId);
   if (!entry) seen.set(event.toolCallId, (entry = { lastUpdate: 0, updatesAfterEnd: 0 }));
-  if (event.type === 'tool_update') {
+  if (event.type === 'tool_start') entry.started = true;
+  else if (event.type === 'tool_update') {
     if (entry.lastAtEnd !== undefined) entry.updatesAfterEnd++;
     const i = (event.partial.details as { i?: unknown } | undefined)?.i;
     if (typeof i === 'number') entry.lastUpdate = Math.max(entry.lastUpdate, i);
@@ -390,11 +395,14 @@ async function runBatch(
   executor: Executor,
   batch: PlannedBatch,
   seen: Map<string, Seen>,
+  log: (line: string) => void,
 ): Promise<{ wrong: Wrong[]; lost: number }> {
   const abort = new AbortController();
   const abortTimer = batch.abortAfterMs === undefined ? undefined : setTimeout(() => abort.abort(), batch.abortAfterMs);
   let watchdog: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'lost'>((resolve) => (watchdog = setTimeout(() => resolve('lost'), BATCH_WATCHDOG_MS)));
+  // A batch this slow is named, with where each of its calls got to, so a hang can be read before the watchdog.
+  const slow = setTimeout(() => log(slowBatchReport(batch, seen)), SLOW_BATCH_MS);
   const running = executor.executeBatch(
     batch.calls.map((planned) => planned.call),
     { signal: abort.signal },
@@ -407,6 +415,7 @@ async function runBatch(
     timedOut,
   ]);
   clearTimeout(watchdog);
+  clearTimeout(slow);
   clearTimeout(abortTimer);
   if (settled === 'lost') return { wrong: [], lost: batch.calls.length };
   if ('error' in settled) {
@@ -427,6 +436,16 @@ async function runBatch(
   }
   for (const planned of batch.calls) if (planned.kind !== 'duplicate') seen.delete(planned.call.id);
   return { wrong, lost };
+}
+
+function slowBatchReport(batch: PlannedBatch, seen: Map<string, Seen>): string {
+  const calls = batch.calls.map(({ kind, call }) => {
+    const entry = seen.get(call.id);
+    const state = entry?.lastAtEnd !== undefined ? 'ended' : entry?.started ? 'started' : 'not started';
+    return `${call.id} ${kind} ${state}`;
+  });
+  const abort = batch.abortAfterMs === undefined ? '' : `, aborted at ${batch.abortAfterMs} ms`;
+  return `SLOW ${batch.tier} batch of ${batch.calls.length}${abort}, ${SLOW_BATCH_MS / 1000} s and not settled: ${calls.join('; ')}`;
 }
 
 function memoryMb(): [number, number] {
