@@ -319,6 +319,44 @@ describe('process tier: a hostile child main thread', () => {
     }
   }, 30_000);
 
+  test("a child whose start failed is forgotten: its exit neither ends the next start nor orphans that child's calls", async () => {
+    // Launch 1: a child whose first message is not "ready" (its start fails and it is killed). Launch 2 takes 1 s, so
+    // the first child's exit comes while it is on its way. Found reading the code after a sandbox soak lost 246 calls.
+    let launches = 0;
+    const launcher: ChildLauncher = {
+      name: 'slow second',
+      async launch(spec) {
+        const launch = launches++;
+        if (launch === 0) return launchFake(spec, 'not-ready');
+        if (launch === 1) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return processLauncher.launch(spec);
+      },
+    };
+    const { tier } = tierWithFakeChild('not-ready', { launcher, ...realChildLoad });
+    try {
+      const ref = await probeRef();
+      expect(errorOf(await run(tier, ref, 'first'))).toMatch(/its first message was not "ready"/);
+      let running!: () => void;
+      const started = new Promise<void>((resolve) => (running = resolve));
+      const slow = tier.execute(
+        {
+          callId: 'slow',
+          args: { action: 'honour-signal', ms: 1_500 },
+          limits: { ...limits, timeoutMs: 30_000 },
+          onUpdate: () => running(),
+        },
+        ref,
+      );
+      await started;
+      // The second child runs a call: the next call goes to it as well, not to a third child that would orphan it.
+      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
+      expect(await slow).toMatchObject({ ok: true, result: { content: [{ text: 'finished' }] } });
+      expect(launches).toBe(2);
+    } finally {
+      await tier.close();
+    }
+  }, 90_000);
+
   test('a child that took long to start has its whole bound from when it got the request', async () => {
     // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
     const launcher: ChildLauncher = {

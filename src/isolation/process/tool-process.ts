@@ -493,8 +493,16 @@ export class ToolProcess {
     process.on('exit', (code, signal) => this.#onExit(child, code, signal));
     process.once('exit', () => launch.cleanup?.());
     process.on('error', () => undefined); // a failed spawn also emits 'exit'
-    write(child, { type: 'init', init: await this.#init() });
-    await this.#ready(child, firstMessage);
+    try {
+      write(child, { type: 'init', init: await this.#init() });
+      await this.#ready(child, firstMessage);
+    } catch (error) {
+      // It never started, so it is no one's child now: were it still #child, its exit (which comes later) would
+      // detach whatever start came next, and a third start would orphan that one with the requests sent to it.
+      if (this.#child === child) this.#child = undefined;
+      killGroup(process);
+      throw error;
+    }
     return child;
   }
 
