@@ -52,17 +52,17 @@ export class HostSessions {
   ) {}
 
   /**
-   * True while the session's host waits, false once its key is gone;
-   * throws when Redis cannot be asked, or answers too late to tell.
+   * Whether the session's host waits: 'waits', 'gave up' (its key is gone),
+   * or 'answered late' (twice the answer came after the time it gave, so it
+   * cannot tell); rejects with Redis's error when Redis cannot be asked.
    */
-  async waiting(session: string): Promise<boolean> {
-    if (this.#known(session)) return true;
-    const answer = await this.#question(session);
-    if (answer !== 'late') return answer !== 'gone';
+  async waiting(session: string): Promise<HostWait> {
+    if (this.#known(session)) return 'waits';
+    let answer = await this.#question(session);
     // Its time ran out on the way (a reply held up by a reconnect): the host may well wait still, so ask once more.
-    const again = await this.#question(session);
-    if (again === 'late') throw new Error('Redis answered later than the time to live it gave');
-    return again !== 'gone';
+    if (answer === 'late') answer = await this.#question(session);
+    if (answer === 'late') return 'answered late';
+    return answer === 'gone' ? 'gave up' : 'waits';
   }
 
   /** Forgets every answer: the connection dropped, and Redis may come back with another state. */
@@ -115,6 +115,9 @@ export class HostSessions {
 function before(now: Moment, until: Moment): boolean {
   return now.monotonic < until.monotonic && now.wall < until.wall;
 }
+
+/** What a worker machine learns of a call's host. */
+export type HostWait = 'waits' | 'gave up' | 'answered late';
 
 /** What a PTTL said of a session's key: until when it lives, or that it has no expiry, or is gone. */
 type Answer = Moment | 'no expiry' | 'gone';

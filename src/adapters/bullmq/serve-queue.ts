@@ -27,6 +27,8 @@ const ALIVE_EVERY_MS = 1_000;
 const ALIVE_FOR_MS = 3_000;
 /** How long a finished call waits for its updates to reach Redis before its answer goes anyway. */
 const DRAIN_MS = 2_000;
+/** Why a host's wait is unknown when Redis twice answered after the time to live it gave. */
+const LATE_ANSWER = 'Redis answered later than the time to live it gave';
 /** On close, beyond the grace period of the calls running: time for their answers to reach Redis. */
 const CLOSE_MARGIN_MS = 3_000;
 
@@ -131,7 +133,9 @@ class QueueService implements QueueServer {
   async #hostGaveUp(call: CallData): Promise<string | undefined> {
     if (call.hostSession === undefined) return undefined;
     try {
-      return (await this.#hosts.waiting(call.hostSession)) ? undefined : RemoteErrors.hostGaveUp();
+      const wait = await this.#hosts.waiting(call.hostSession);
+      if (wait === 'waits') return undefined;
+      return wait === 'gave up' ? RemoteErrors.hostGaveUp() : RemoteErrors.hostUnknown(LATE_ANSWER);
     } catch (error) {
       return RemoteErrors.hostUnknown(errorMessage(error));
     }

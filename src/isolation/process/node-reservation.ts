@@ -56,7 +56,7 @@ const CHILD_RUNTIME_SLACK_MB = 80;
  * Buffer bomb filled the cap, the replacement could not even compile the
  * tool module, and V8 aborted the whole child (Node 26 beside a CPU burner:
  * the next call, 32 MB under a 128 MB limit, failed as "memory limit" in 16
- * of 45 rounds; with one arena, 0 of 30). One arena serializes the child's
+ * of 45 rounds; with one arena, 0 of 60). One arena serializes the child's
  * threads on malloc's lock; most of what a tool allocates is V8's heap,
  * which does not go through malloc. An `env` that sets MALLOC_ARENA_MAX
  * itself is kept as given. (musl has no per-thread arenas.)
