@@ -511,6 +511,14 @@ function safeList(path: string): string[] {
  * 2 s window left it to exit).
  */
 const LEFTOVER_WINDOW_MS = 5_000;
+/**
+ * The soak runs under tsx, whose loader thread starts an esbuild service of its own when it first compiles a source
+ * its cache lacks (a lazily loaded tier's module after an edit). On Node 22+ that service exits when the host's is
+ * stopped (seen with esbuild's own build() and stop() under tsx, no toolpool involved), and stays a zombie until the
+ * loader thread runs again: its loop, not the host's, reaps it. The host's service is reaped by the main thread's
+ * loop, which runs while this waits, so an esbuild zombie is tsx's and not a leftover of the executors.
+ */
+const TSX_LOADER_ESBUILD = new RegExp(`^\\d+ \\[esbuild\\] \\(state Z, parent ${process.pid}\\)$`);
 async function leftovers(
   threadsAtStart: number,
   processesAtStart: ReadonlySet<number>,
@@ -521,7 +529,7 @@ async function leftovers(
       .filter((pid) => !processesAtStart.has(pid))
       .map((pid) => `${pid} ${commandOf(pid)}`);
     const compiler = processes.filter((line) => / --service=\S+ --ping/.test(line));
-    const left = processes;
+    const left = processes.filter((line) => !TSX_LOADER_ESBUILD.test(line));
     const threads = Math.max(0, threadCount() - threadsAtStart);
     if ((left.length === 0 && threads === 0) || waited >= LEFTOVER_WINDOW_MS)
       return { processes: left, threads, compiler, waitedMs: waited };

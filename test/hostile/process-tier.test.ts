@@ -357,6 +357,52 @@ describe('process tier: a hostile child main thread', () => {
     }
   }, 90_000);
 
+  test('a launch that never ends: calls waiting for it end by their own bound, the start by its own, and the next start serves', async () => {
+    // Before, a call waited for its child's start before it looked at its answer: a launch that never settled kept
+    // every call of the tier pending past its deadline, holding its share of the thread budget (a soak's hang fits this).
+    let launches = 0;
+    let cleanups = 0;
+    const launcher: ChildLauncher = {
+      name: 'stuck first',
+      async launch(spec) {
+        if (launches++ === 0) {
+          // Arrives after the start's 20 s bound: it is cleaned up, and no child is spawned from it.
+          await new Promise((resolve) => setTimeout(resolve, 21_000));
+          const launch = await processLauncher.launch(spec);
+          return { ...launch, cleanup: () => (cleanups++, launch.cleanup?.()) };
+        }
+        return processLauncher.launch(spec);
+      },
+    };
+    const { tier } = tierWithFakeChild('unused', { launcher, ...realChildLoad });
+    try {
+      const ref = await probeRef();
+      const waitsLong = { ...limits, timeoutMs: 30_000 };
+      const patient = tier.execute(
+        { callId: 'patient', args: { action: 'ok', tag: 'p' }, limits: waitsLong, onUpdate: () => {} },
+        ref,
+      );
+      const started = Date.now();
+      const first = await run(tier, ref, 'first');
+      // Its bound: loadTimeoutMs 5 s + timeoutMs 0.5 s + abortGraceMs 0.1 s + 5 s margin.
+      expect(errorOf(first)).toBe(
+        'Tool crashed: the isolation process could not start: its start took longer than the 10600 ms the execute request may wait',
+      );
+      expect(first).toMatchObject({ code: 'CRASHED' });
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(errorOf(await patient)).toMatch(/could not start: its launch did not finish within 20000 ms/);
+      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
+      expect(launches).toBe(2);
+      await eventually(
+        () => cleanups,
+        (count) => count === 1,
+      );
+      expect(cleanups).toBe(1);
+    } finally {
+      await tier.close();
+    }
+  }, 90_000);
+
   test('a child that took long to start has its whole bound from when it got the request', async () => {
     // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
     const launcher: ChildLauncher = {

@@ -16,7 +16,14 @@ import { withQueuedBefore, type RunJob, type RunOutcome, type RunUsage } from '.
 import type { ModuleTask, PrepareLimits } from '../../core/tier.ts';
 import type { DefinitionView } from '../../core/tool-view.ts';
 import type { HostFunctions } from '../../core/tool.ts';
-import { FROM_HOST_FD, TO_HOST_FD, processLauncher, type ChildLauncher, type ChildSpec } from './child-launcher.ts';
+import {
+  FROM_HOST_FD,
+  TO_HOST_FD,
+  processLauncher,
+  type ChildLaunch,
+  type ChildLauncher,
+  type ChildSpec,
+} from './child-launcher.ts';
 import { checkChildMessage, checkReceivedOutcome, failedRun } from './child-messages.ts';
 import { ChildSlots } from './child-slots.ts';
 import { exitStatus, killGroup, type ExitStatus } from './exit-status.ts';
@@ -323,20 +330,27 @@ export class ToolProcess {
       // Until it is sent, a net under the child's start (which has its own bound, START_DEADLINE_MS).
       this.#arm(id, pending, pending.since + expect.deadlineMs);
     });
+    // Not awaited: the request's answer (its deadline's, close()'s) never waits for a child's start.
+    void this.#deliver(request, pending, expect.onSent);
+    return reply;
+  }
+
+  /** Sends a request to the child once it is up (started if need be); a child that could not start fails it. */
+  async #deliver(request: HostToChild & { id: number }, pending: Pending, onSent?: () => void): Promise<void> {
+    const { id } = request;
     try {
       const child = await this.#childFor(id, pending);
-      if (!child) return reply; // answered while it waited (its deadline, close())
+      if (!child) return; // answered while it waited (its deadline, close())
       write(child, request);
       pending.sent = true;
       // The child has its bound from now: the time its start took is not the call's.
       pending.since = Date.now();
       this.#arm(id, pending, pending.since + pending.boundMs);
       this.#refWhileBusy(child);
-      expect.onSent?.();
+      onSent?.();
     } catch (error) {
       this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
     }
-    return reply;
   }
 
   /**
@@ -378,10 +392,19 @@ export class ToolProcess {
   #arm(id: number, pending: Pending, at: number): void {
     clearTimeout(pending.deadline);
     pending.deadlineAt = at;
-    pending.deadline = setTimeout(
-      () => this.#kill(ToolErrors.processUnresponsive(pending.what, at - pending.since), id),
-      Math.max(0, at - Date.now()),
+    pending.deadline = setTimeout(() => this.#missed(id, pending, at - pending.since), Math.max(0, at - Date.now()));
+  }
+
+  /**
+   * A request's bound passed. Sent, the child did not answer it in time and is killed. Not sent yet, it waited for a
+   * child's start, which has a bound of its own and other requests waiting on it: only this request ends.
+   */
+  #missed(id: number, pending: Pending, ms: number): void {
+    if (pending.sent) return this.#kill(ToolErrors.processUnresponsive(pending.what, ms), id);
+    const error = ToolErrors.processCouldNotStart(
+      `its start took longer than the ${ms} ms the ${pending.what} request may wait`,
     );
+    this.#settle(id, { type: 'failed', id, error, code: 'CRASHED' });
   }
 
   /**
@@ -471,8 +494,7 @@ export class ToolProcess {
   }
 
   async #spawn(): Promise<Child> {
-    const launcher = this.options.launcher ?? processLauncher;
-    const launch = await launcher.launch(await this.#spec());
+    const { launch, init } = await this.#prepareStart();
     const process = spawn(launch.command, launch.args, launch.options);
     const toChild = process.stdio[FROM_HOST_FD] as Socket;
     const fromChild = process.stdio[TO_HOST_FD] as Socket;
@@ -494,7 +516,7 @@ export class ToolProcess {
     process.once('exit', () => launch.cleanup?.());
     process.on('error', () => undefined); // a failed spawn also emits 'exit'
     try {
-      write(child, { type: 'init', init: await this.#init() });
+      write(child, { type: 'init', init });
       await this.#ready(child, firstMessage);
     } catch (error) {
       // It never started, so it is no one's child now: were it still #child, its exit (which comes later) would
@@ -504,6 +526,34 @@ export class ToolProcess {
       throw error;
     }
     return child;
+  }
+
+  /**
+   * What a start needs before the child is spawned (its launch: files compiled, the sandbox's sockets; its init),
+   * bounded like the rest of the start: a step that never ends fails this start, not every call after it. A launch
+   * that arrives too late is cleaned up.
+   */
+  async #prepareStart(): Promise<{ launch: ChildLaunch; init: ChildInit }> {
+    const launcher = this.options.launcher ?? processLauncher;
+    const launching = this.#spec().then((spec) => launcher.launch(spec));
+    const preparing = Promise.all([launching, this.#init()]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`its launch did not finish within ${START_DEADLINE_MS} ms`)),
+        START_DEADLINE_MS,
+      );
+    });
+    try {
+      const [launch, init] = await Promise.race([preparing, late]);
+      return { launch, init };
+    } catch (error) {
+      // No child will use this launch (its sockets, its seccomp descriptor), whenever it arrives.
+      void launching.then((launch) => launch.cleanup?.()).catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
