@@ -403,6 +403,83 @@ describe('process tier: a hostile child main thread', () => {
     }
   }, 90_000);
 
+  test('a call aborted while it waits for its child is aborted before it started, and never runs there', async () => {
+    // Before, the abort went to the child before the call did (the child ignored it), and the call then ran unstopped
+    // until the host's shortened bound killed the child with every call in it.
+    const launcher: ChildLauncher = {
+      name: 'slow',
+      launch: async (spec) => (
+        await new Promise((resolve) => setTimeout(resolve, 2_000)), processLauncher.launch(spec)
+      ),
+    };
+    const { tier } = tierWithFakeChild('unused', { launcher, ...realChildLoad });
+    try {
+      const ref = await probeRef();
+      const waitsLong = { ...limits, timeoutMs: 30_000 };
+      const controller = new AbortController();
+      let ran = false;
+      const aborted = tier.execute(
+        {
+          callId: 'aborted',
+          args: { action: 'honour-signal', ms: 15_000 },
+          limits: waitsLong,
+          signal: controller.signal,
+          onUpdate: () => {
+            ran = true;
+          },
+        },
+        ref,
+      );
+      const other = tier.execute(
+        { callId: 'other', args: { action: 'honour-signal', ms: 1_000 }, limits: waitsLong, onUpdate: () => {} },
+        ref,
+      );
+      setTimeout(() => controller.abort(new Error('stop')), 500);
+      expect(await aborted).toEqual({ ok: false, error: 'Tool call aborted before it started.', code: 'ABORTED' });
+      expect(await other).toMatchObject({ ok: true, result: { content: [{ text: 'finished' }] } });
+      expect(ran).toBe(false);
+    } finally {
+      await tier.close();
+    }
+  }, 60_000);
+
+  test('a launch that cannot be spawned fails its calls with the cause and is cleaned up', async () => {
+    let cleanups = 0;
+    const launcher = (args: (spec: ChildSpec) => { command: string; args: string[] }): ChildLauncher => ({
+      name: 'unspawnable',
+      async launch(spec) {
+        const launch = await processLauncher.launch(spec);
+        return { ...launch, ...args(spec), cleanup: () => (cleanups++, launch.cleanup?.()) };
+      },
+    });
+    // Thrown by spawn itself (a NUL byte in an argument), and reported as an 'error' event (no such command).
+    const cases = [
+      {
+        make: launcher((spec) => ({ command: spec.node, args: ['bad\0arg'] })),
+        error: /could not start: .*null bytes/,
+      },
+      {
+        make: launcher(() => ({ command: join(scratch, 'no-such-command'), args: [] })),
+        error: /could not start: .*ENOENT/,
+      },
+    ];
+    for (const { make, error } of cases) {
+      const { tier } = tierWithFakeChild('unused', { launcher: make });
+      try {
+        const ref = await probeRef();
+        const before = cleanups;
+        expect(errorOf(await run(tier, ref))).toMatch(error);
+        await eventually(
+          () => cleanups,
+          (count) => count === before + 1,
+        );
+        expect(cleanups).toBe(before + 1);
+      } finally {
+        await tier.close();
+      }
+    }
+  }, 30_000);
+
   test('a child that took long to start has its whole bound from when it got the request', async () => {
     // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
     const launcher: ChildLauncher = {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { SpawnOptions, StdioOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions, type StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { pidNamespaceArgs, pidNamespaceSupport } from './pid-namespace.ts';
 import { CHILD_MALLOC_ARENAS } from './node-reservation.ts';
@@ -89,6 +89,28 @@ export const TO_HOST_FD = 3;
  * with a few bytes), and a session of its own, so a tool's `kill(0)` or a
  * signal to the host's process group does not reach the host.
  */
+/**
+ * Spawns a launch. Node throws some spawn failures (E2BIG, a NUL byte in an
+ * argument) and reports others (ENOENT, EMFILE: then with no stdio at all)
+ * as an 'error' event on the next tick: either way this rejects with the
+ * cause, after the launch's cleanup, and a later 'error' can never go
+ * unheard (an unheard one would end the host).
+ */
+export async function spawnLaunch(launch: ChildLaunch): Promise<ChildProcess> {
+  let child: ChildProcess;
+  try {
+    child = spawn(launch.command, launch.args, launch.options);
+  } catch (error) {
+    launch.cleanup?.();
+    throw error;
+  }
+  const failed = new Promise<unknown>((resolve) => child.once('error', resolve));
+  child.on('error', () => undefined); // once it runs, its exit says what happened
+  if (child.pid !== undefined) return child;
+  launch.cleanup?.();
+  throw await failed;
+}
+
 export function childSpawnOptions(
   spec: ChildSpec,
   stdout: StdioEntry = 'pipe',

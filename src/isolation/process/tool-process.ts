@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import {
   FROM_HOST_FD,
   TO_HOST_FD,
   processLauncher,
+  spawnLaunch,
   type ChildLaunch,
   type ChildLauncher,
   type ChildSpec,
@@ -228,10 +229,16 @@ export class ToolProcess {
     const id = this.#nextId++;
     // The child runs the two-step stop itself; the host passes the abort on and bounds how long the child may take.
     const onAbort = () => {
-      endQuestions(this.#pending.get(id));
+      const pending = this.#pending.get(id);
+      // Still waiting for a child: it never ran, and now never will (sent after its abort, it would run unstopped).
+      if (pending && !pending.sent)
+        return this.#settle(id, { type: 'failed', id, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' });
+      endQuestions(pending);
       this.#send({ type: 'abort', id });
       this.#shortenDeadline(id, job.limits.abortGraceMs + DEADLINE_MARGIN_MS);
     };
+    // Aborted while it waited for its share of the thread budget: the listener below would never hear it.
+    if (job.signal?.aborted) return { ok: false, error: ToolErrors.abortedBeforeStart(), code: 'ABORTED' };
     job.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const { callId, args, limits } = job;
@@ -335,39 +342,39 @@ export class ToolProcess {
     return reply;
   }
 
-  /** Sends a request to the child once it is up (started if need be); a child that could not start fails it. */
+  /**
+   * Sends a request to the child once it is up (started if need be); a child that could not start fails it. A
+   * child replaced while the request waited for it (it died, or was worn out) never had it, so the request waits for
+   * the next one, up to three times. Each check and the write are one step: nothing can answer the request or
+   * replace its child in between.
+   */
   async #deliver(request: HostToChild & { id: number }, pending: Pending, onSent?: () => void): Promise<void> {
     const { id } = request;
     try {
-      const child = await this.#childFor(id, pending);
-      if (!child) return; // answered while it waited (its deadline, close())
-      write(child, request);
-      pending.sent = true;
-      // The child has its bound from now: the time its start took is not the call's.
-      pending.since = Date.now();
-      this.#arm(id, pending, pending.since + pending.boundMs);
-      this.#refWhileBusy(child);
-      onSent?.();
+      for (let attempt = 1; ; attempt++) {
+        if (this.#closing) this.#settle(id, { type: 'failed', id, error: ToolErrors.poolClosed(), code: 'CLOSED' });
+        if (this.#pending.get(id) !== pending) return; // answered while it waited (its deadline, close(), its abort)
+        if (attempt > MAX_START_ATTEMPTS)
+          // Caught below, which wraps its text in the could-not-start error: a plain Error is enough here.
+          throw new Error(
+            `the child it waited for was replaced before it got the request, ${MAX_START_ATTEMPTS} times`,
+          );
+        const child = await this.#started();
+        if (this.#pending.get(id) !== pending) return;
+        if (child !== this.#child || this.#closing) continue;
+        write(child, request);
+        pending.sent = true;
+        // The child has its bound from now: the time its start took is not the call's.
+        pending.since = Date.now();
+        this.#arm(id, pending, pending.since + pending.boundMs);
+        this.#refWhileBusy(child);
+        onSent?.();
+        return;
+      }
     } catch (error) {
-      this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
-    }
-  }
-
-  /**
-   * The child a request goes to: the current one, started if need be. A child replaced while the request waited
-   * for it (it died, or was worn out) never had it, so the request waits for the next one, up to three times.
-   * Undefined when the request was answered meanwhile; throws when no child could take it.
-   */
-  async #childFor(id: number, pending: Pending): Promise<Child | undefined> {
-    for (let attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
       if (this.#closing) this.#settle(id, { type: 'failed', id, error: ToolErrors.poolClosed(), code: 'CLOSED' });
-      if (this.#pending.get(id) !== pending) return undefined;
-      const child = await this.#started();
-      if (this.#pending.get(id) !== pending) return undefined;
-      if (child === this.#child && !this.#closing) return child;
+      else this.#settle(id, { type: 'failed', id, error: ToolErrors.processCouldNotStart(errorMessage(error)) });
     }
-    // Caught in #request, which wraps its text in the could-not-start error: a plain Error is enough here.
-    throw new Error(`the child it waited for was replaced before it got the request, ${MAX_START_ATTEMPTS} times`);
   }
 
   #settle(id: number, message: ChildToHost): void {
@@ -465,7 +472,7 @@ export class ToolProcess {
     closeChannel(child);
     const requests = new Map<number, Pending>();
     for (const [id, pending] of this.#pending) {
-      if (!pending.sent) continue; // never reached it: goes to the next child (see #childFor)
+      if (!pending.sent) continue; // never reached it: goes to the next child (see #deliver)
       requests.set(id, pending);
       this.#pending.delete(id);
     }
@@ -495,7 +502,12 @@ export class ToolProcess {
 
   async #spawn(): Promise<Child> {
     const { launch, init } = await this.#prepareStart();
-    const process = spawn(launch.command, launch.args, launch.options);
+    if (this.#closing) {
+      // close() came while it prepared: no child is spawned for a tier that is going away.
+      launch.cleanup?.();
+      throw new Error('the executor is closing');
+    }
+    const process = await spawnLaunch(launch);
     const toChild = process.stdio[FROM_HOST_FD] as Socket;
     const fromChild = process.stdio[TO_HOST_FD] as Socket;
     toChild.on('error', () => undefined); // a child that closed its stdin is gone or going: its exit says why
@@ -514,7 +526,6 @@ export class ToolProcess {
     const firstMessage = this.#listen(child);
     process.on('exit', (code, signal) => this.#onExit(child, code, signal));
     process.once('exit', () => launch.cleanup?.());
-    process.on('error', () => undefined); // a failed spawn also emits 'exit'
     try {
       write(child, { type: 'init', init });
       await this.#ready(child, firstMessage);
