@@ -1,0 +1,46 @@
+/**
+ * The sandbox's stdout and stderr are sockets the host makes for each start
+ * (sandbox-stdio.ts). A host short of descriptors must get an error for that
+ * start: before, a connection libuv accepted and closed at once (its answer
+ * to EMFILE, without an event) left the start waiting for ever with its
+ * server listening, and a failed connect left the server open.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, test } from 'vitest';
+import { findPrlimit } from '../../src/isolation/process/child-launcher.ts';
+import { fixture } from '../support/executors.ts';
+
+const prlimit = findPrlimit();
+
+// prlimit (util-linux) sets the descriptor limit of the process under test; without it the case cannot be set up.
+describe.skipIf(!prlimit)('sandbox stdio on a host out of descriptors', () => {
+  test('each start either gets its sockets or an error, and leaves nothing open', () => {
+    const outcomes: string[] = [];
+    // 1 to 5 descriptors left: the connect fails, the accept fails, or both pairs are made.
+    for (let free = 1; free <= 5; free++) {
+      const run = spawnSync(
+        prlimit!,
+        [
+          '--nofile=64',
+          process.execPath,
+          '--import',
+          'tsx',
+          fixture('sandbox-stdio/out-of-descriptors.ts'),
+          String(free),
+        ],
+        { encoding: 'utf8', timeout: 20_000 },
+      );
+      // A start that waits for ever shows as a killed process; one left listening keeps it from exiting by itself.
+      expect({ free, status: run.status, signal: run.signal, stderr: run.stderr }).toMatchObject({
+        free,
+        status: 0,
+        signal: null,
+      });
+      outcomes.push(run.stdout.trim());
+    }
+    expect(outcomes.every((line) => /^(ok|rejected: .+)$/.test(line))).toBe(true);
+    expect(outcomes).toContain('rejected: the host closed the connection before accepting it (out of descriptors?)');
+    expect(outcomes.some((line) => /^rejected: connect EMFILE/.test(line))).toBe(true);
+    expect(outcomes.at(-1)).toBe('ok');
+  }, 120_000);
+});
