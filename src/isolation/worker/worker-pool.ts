@@ -52,6 +52,12 @@ export interface WorkerPoolOptions {
 
 /** A call whose worker died before starting it is sent to a worker again, this often at most. */
 const MAX_ATTEMPTS = 3;
+
+interface PendingLease {
+  since: number;
+  /** Takes the lease's serve task out of piscina's queue (only while no thread could be running it: see #unstrand). */
+  withdraw: AbortController;
+}
 /** A leased worker with no call gives its lease back after this long (or at once when piscina has tasks waiting for a worker). */
 export const LEASE_LINGER_MS = 1_000;
 /** How long close() waits for threads to end; a thread blocked in native code (a sync sleep, a stdin read) is abandoned after it. */
@@ -81,8 +87,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
   readonly #channels = new Map<Worker, WorkerChannel>();
   /** Calls waiting for a worker. */
   readonly #waiting = new CallQueue();
-  /** Leases asked of piscina that no worker has taken yet, by lease id, with when they were asked for. */
-  readonly #pendingLeases = new Map<number, number>();
+  /** Leases asked of piscina that no worker has taken yet, by lease id: when they were asked for, and how to withdraw them. */
+  readonly #pendingLeases = new Map<number, PendingLease>();
+  /** Times in a row the pool's queued leases were asked for again because every thread had died (see #unstrand). */
+  #strandedRestarts = 0;
   /** Workers holding a lease, by lease id. */
   readonly #leased = new Map<number, WorkerChannel>();
   /**
@@ -348,9 +356,10 @@ export class WorkerPool implements ChannelOwner, CallControls {
   #requestLease(): void {
     let leaseId = randomRunId();
     while (this.#pendingLeases.has(leaseId) || this.#leased.has(leaseId)) leaseId = randomRunId();
-    this.#pendingLeases.set(leaseId, Date.now());
+    const withdraw = new AbortController();
+    this.#pendingLeases.set(leaseId, { since: Date.now(), withdraw });
     const ended = () => this.#leaseEnded(leaseId);
-    this.#piscina.run({ op: 'serve', leaseId } satisfies WorkerTask).then(ended, ended);
+    this.#piscina.run({ op: 'serve', leaseId } satisfies WorkerTask, { signal: withdraw.signal }).then(ended, ended);
   }
 
   /** piscina's serve task returned (released, or its worker went away or was retiring): the lease is over. */
@@ -397,6 +406,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
 
   leased(channel: WorkerChannel, leaseId: number): boolean {
     if (!this.#pendingLeases.delete(leaseId) || channel.lease !== undefined) return false;
+    this.#strandedRestarts = 0;
     channel.lease = leaseId;
     channel.idleSince = Date.now();
     this.#leased.set(leaseId, channel);
@@ -493,7 +503,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
   /** When the oldest lease still waiting for a worker was asked for (0 when none waits). */
   get oldestPendingLease(): number {
     let oldest = 0;
-    for (const since of this.#pendingLeases.values()) if (oldest === 0 || since < oldest) oldest = since;
+    for (const { since } of this.#pendingLeases.values()) if (oldest === 0 || since < oldest) oldest = since;
     return oldest;
   }
 
@@ -531,6 +541,28 @@ export class WorkerPool implements ChannelOwner, CallControls {
       else void worker.terminate();
     };
     worker.on('message', onMessage);
+    // After piscina's own 'exit' listener (added when it made the worker) has let the worker go.
+    worker.once('exit', () => this.#unstrand());
+  }
+
+  /**
+   * piscina starts a thread for a queued task only when a task is submitted
+   * (or to keep `minThreads`): when the last of its threads dies while
+   * leases of this pool wait in its queue, they would wait there for ever,
+   * and so would the calls waiting for a worker. With no thread left none
+   * of them can be running, so they are withdrawn (an aborted queued task
+   * just leaves the queue) and asked for again, which starts a thread. New
+   * threads that die before they take a lease, MAX_ATTEMPTS times in a
+   * row, fail the calls that wait.
+   */
+  #unstrand(): void {
+    if (this.#closing || this.#pendingLeases.size === 0 || this.#piscina.threads.length > 0) return;
+    if (++this.#strandedRestarts > MAX_ATTEMPTS) {
+      this.#strandedRestarts = 0;
+      for (const call of this.#waiting)
+        call.fail(ToolErrors.workerCrashed('no worker could start the call (each new worker of its pool died first)'));
+    }
+    for (const { withdraw } of this.#pendingLeases.values()) withdraw.abort();
   }
 
   #bind(worker: Worker, port: MessagePort | undefined, starts: StartCounter | undefined): void {
