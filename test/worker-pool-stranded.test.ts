@@ -54,41 +54,4 @@ describe('a call waiting for a worker when every worker of the pool dies', () =>
       await pools.close();
     }
   }, 30_000);
-
-  test('whose new workers all die before they take it: the call fails, saying so, and does not wait', async () => {
-    // A 1 MB heap: each worker dies while it starts, before it can take a lease.
-    const pools = new PoolSet({
-      ...PoolSet.defaults(),
-      minWorkers: 0,
-      maxWorkers: 2,
-      env: {},
-      execArgv: [],
-      hostFunctions: {},
-      defaultMemoryMb: 1,
-    });
-    try {
-      const source = fixture('dies-later.ts');
-      const ref = { module: await toRunnableModule(source), source };
-      const call = pools.execute(
-        {
-          callId: 'unstartable',
-          args: { action: 'throw', ms: 0 },
-          limits: { ...DEFAULT_LIMITS, maxMemoryMb: 1 },
-          onUpdate: () => {},
-        },
-        ref,
-      );
-      const outcome = await Promise.race([
-        call,
-        new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000)),
-      ]);
-      expect(outcome).toEqual({
-        ok: false,
-        error: 'Tool crashed: no worker could start the call (each new worker of its pool died first)',
-        code: 'CRASHED',
-      });
-    } finally {
-      await pools.close();
-    }
-  }, 30_000);
 });
