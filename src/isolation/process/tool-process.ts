@@ -505,7 +505,7 @@ export class ToolProcess {
     if (this.#closing) {
       // close() came while it prepared: no child is spawned for a tier that is going away.
       launch.cleanup?.();
-      throw new Error('the executor is closing');
+      throw new ToolpoolError('TOOLPOOL_ERR_CLOSED', ToolErrors.poolClosed());
     }
     const process = await spawnLaunch(launch);
     const toChild = process.stdio[FROM_HOST_FD] as Socket;
