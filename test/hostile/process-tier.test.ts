@@ -61,6 +61,14 @@ function tierWithFakeChild(mode: string, options: Partial<ProcessTierOptions> = 
   return { tier, launches: () => launches };
 }
 
+/** A launcher whose every launch takes `ms` first (a loaded machine), then launches as `launch` does. */
+function slowLauncher(ms: number, launch: ChildLauncher['launch']): ChildLauncher {
+  return {
+    name: 'slow',
+    launch: async (spec) => (await new Promise((resolve) => setTimeout(resolve, ms)), launch(spec)),
+  };
+}
+
 async function probeRef() {
   const module = await toRunnableModule(fixture('probe.ts'));
   return { module, source: module };
@@ -406,12 +414,7 @@ describe('process tier: a hostile child main thread', () => {
   test('a call aborted while it waits for its child is aborted before it started, and never runs there', async () => {
     // Before, the abort went to the child before the call did (the child ignored it), and the call then ran unstopped
     // until the host's shortened bound killed the child with every call in it.
-    const launcher: ChildLauncher = {
-      name: 'slow',
-      launch: async (spec) => (
-        await new Promise((resolve) => setTimeout(resolve, 2_000)), processLauncher.launch(spec)
-      ),
-    };
+    const launcher = slowLauncher(2_000, (spec) => processLauncher.launch(spec));
     const { tier } = tierWithFakeChild('unused', { launcher, ...realChildLoad });
     try {
       const ref = await probeRef();
@@ -482,10 +485,7 @@ describe('process tier: a hostile child main thread', () => {
 
   test('a child that took long to start has its whole bound from when it got the request', async () => {
     // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
-    const launcher: ChildLauncher = {
-      name: 'slow',
-      launch: async (spec) => (await new Promise((resolve) => setTimeout(resolve, 3_000)), launchFake(spec, 'silent')),
-    };
+    const launcher = slowLauncher(3_000, (spec) => launchFake(spec, 'silent'));
     const { tier } = tierWithFakeChild('silent', { launcher });
     try {
       const ref = await probeRef();
