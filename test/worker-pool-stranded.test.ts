@@ -10,8 +10,18 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_LIMITS } from '../src/core/limits.ts';
 import type { RunJob } from '../src/core/runner.ts';
 import { PoolSet } from '../src/isolation/worker/pool-set.ts';
+import { ThreadBudget } from '../src/isolation/worker/thread-budget.ts';
+import { WorkerPool } from '../src/isolation/worker/worker-pool.ts';
 import { toRunnableModule } from '../src/isolation/worker/module-compiler.ts';
 import { fixture } from './support/executors.ts';
+
+/** The outcome, or a note that it is still pending after 10 s (its own bounds are longer). */
+function within10s<T>(outcome: Promise<T>): Promise<T | string> {
+  return Promise.race([
+    outcome,
+    new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000)),
+  ]);
+}
 
 describe('a call waiting for a worker when every worker of the pool dies', () => {
   test('gets a new worker and its own outcome', async () => {
@@ -45,13 +55,49 @@ describe('a call waiting for a worker when every worker of the pool dies', () =>
       const stranded = pools.execute(job('stranded', { action: 'throw', ms: 0 }), ref);
       expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
       expect(await prepare).toMatch(/exit|code 1/);
-      const outcome = await Promise.race([
-        stranded,
-        new Promise((resolve) => setTimeout(() => resolve('still waiting after 10 s'), 10_000)),
-      ]);
-      expect(outcome).toMatchObject({ ok: false, error: expect.stringContaining('dies_later threw on purpose') });
+      expect(await within10s(stranded)).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('dies_later threw on purpose'),
+      });
     } finally {
       await pools.close();
     }
   }, 30_000);
+
+  // Not a call but a task that reads the module (prepareArguments here; describe and needsApproval alike). It
+  // holds a thread token when it enters piscina's queue; a budget shared with other pools gives it one while
+  // this pool's threads are all busy. No lease of the pool waits, so before the fix nothing was asked again
+  // and the task waited for its own deadline (20 s + the load bound here).
+  test('a prepareArguments waiting in the queue gets a new worker too', async () => {
+    const pool = await WorkerPool.start({
+      ...PoolSet.defaults(),
+      minWorkers: 0,
+      maxWorkers: 2,
+      budget: new ThreadBudget(4),
+      env: {},
+      execArgv: [],
+      hostFunctions: {},
+      maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
+    });
+    try {
+      const source = fixture('dies-later.ts');
+      const ref = { module: await toRunnableModule(source), source };
+      // The call's lease is asked for first (a prepare waits for its token first): it gets one thread, the prepare the other.
+      let started: () => void = () => {};
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
+      const exits = pool.execute(
+        { callId: 'exits', args: { action: 'exit', ms: 400 }, limits, onUpdate: () => started() },
+        ref,
+      );
+      const exitsInPrepare = pool.prepare(ref, { action: 'exit-in-prepare', ms: 1_500 }, 20_000).catch(String);
+      await running;
+      const stranded = pool.prepare(ref, { action: 'throw', ms: 0 }, 20_000).catch(String);
+      expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
+      expect(await exitsInPrepare).toMatch(/exit|code 1/);
+      expect(await within10s(stranded)).toEqual({ action: 'throw', ms: 0 });
+    } finally {
+      await pool.close();
+    }
+  }, 40_000);
 });

@@ -553,10 +553,16 @@ export class WorkerPool implements ChannelOwner, CallControls {
    * of them can be running, so they are withdrawn (an aborted queued task
    * just leaves the queue) and asked for again, which starts a thread. New
    * threads that die before they take a lease, MAX_ATTEMPTS times in a
-   * row, fail the calls that wait.
+   * row, fail the calls that wait. A task that reads a module (describe,
+   * prepare, needsApproval) stranded with no lease waiting gets a lease
+   * asked behind it: its thread takes the task first.
    */
   #unstrand(): void {
-    if (this.#closing || this.#pendingLeases.size === 0 || this.#piscina.threads.length > 0) return;
+    if (this.#closing || this.#piscina.threads.length > 0) return;
+    if (this.#pendingLeases.size === 0) {
+      if (this.#piscina.queueSize > 0) this.#requestLease();
+      return;
+    }
     if (++this.#strandedRestarts > MAX_ATTEMPTS) {
       this.#strandedRestarts = 0;
       for (const call of this.#waiting)
