@@ -102,6 +102,13 @@ describe('a user project with its own TypeBox', { timeout: 300_000 }, () => {
     expect(ran.stdout.trim()).toBe('HELLO x3\n5');
   });
 
+  // Their entries (the child's, its worker's) are bundled into one file each by the build (scripts/bundle-runtime.mjs).
+  test('the process and sandbox tiers run them too, from the built entries', async () => {
+    const ran = await run(process.execPath, ['tiers.mjs'], project, 60_000);
+    expect(ran.stderr).toBe('');
+    expect(ran.stdout.trim()).toBe('process: HELLO x2\nsandbox: HELLO x2');
+  });
+
   test('the published declarations carry no internal rule codes', async () => {
     const dist = join(project, 'node_modules/toolpool/dist');
     const declarations = (await readdir(dist, { recursive: true })).filter((name) => name.endsWith('.d.ts'));
@@ -183,6 +190,15 @@ const { results } = await executor.executeBatch([
 ]);
 for (const result of results) console.log(result.isError ? 'error: ' + result.content[0].text : result.content[0].text);
 await executor.close();
+`,
+    'tiers.mjs': `import { createExecutor } from 'toolpool';
+
+for (const isolation of ['process', 'sandbox']) {
+  const executor = await createExecutor({ tools: [new URL('./shout.ts', import.meta.url)], isolation });
+  const { results } = await executor.executeBatch([{ id: '1', name: 'shout', arguments: { word: 'hello', times: 2 } }]);
+  console.log(isolation + ': ' + (results[0].isError ? 'error: ' : '') + results[0].content[0].text);
+  await executor.close();
+}
 `,
   };
   await Promise.all(Object.entries(files).map(([name, text]) => writeFile(join(dir, name), text)));

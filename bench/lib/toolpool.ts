@@ -9,7 +9,8 @@
  * compiled plainly, while pi-agent-core (shipped as JavaScript) pays
  * nothing. So `src/` is compiled here, file by file with
  * esbuild (no bundling, no keepNames, the same target as the package
- * build), into bench/.build/, fresh on every run, and imported from there.
+ * build), into bench/.build/, fresh on every run, and imported from there;
+ * the runtime entries are then bundled as `npm run build` bundles them.
  * `BENCH_SOURCE=1` measures the sources through tsx instead.
  */
 import { build } from 'esbuild';
@@ -17,6 +18,7 @@ import { rmSync } from 'node:fs';
 import { readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundleRuntimeEntries } from '../../scripts/bundle-runtime.mjs';
 
 type Toolpool = typeof import('../../src/index.ts');
 type Validation = typeof import('../../src/tools/validation.ts');
@@ -49,7 +51,8 @@ function buildOnce(): Promise<string> {
 
 /**
  * Compiles `<tree>/src` file by file (no bundling, no keepNames, the package build's target) into `out`, keeping
- * the layout, with relative imports of `.ts` sources renamed to the `.js` files they become.
+ * the layout, with relative imports of `.ts` sources renamed to the `.js` files they become; then, as the
+ * package build does, the runtime entries (a worker's, a child process's) become one bundled file each.
  */
 export async function compileSourceTree(tree: string, out: string): Promise<void> {
   const files: string[] = [];
@@ -73,6 +76,7 @@ export async function compileSourceTree(tree: string, out: string): Promise<void
     await mkdir(dirname(file.path), { recursive: true });
     await writeFile(file.path, code);
   }
+  await bundleRuntimeEntries(join(out, 'src'));
 }
 
 /** Removes this process's build (also done on exit; a test runner may end its workers without an exit event). */
