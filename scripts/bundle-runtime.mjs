@@ -12,9 +12,11 @@
 // A module that reads `import.meta.url` (to find a file next to it) gets its
 // own file's URL, computed from the bundle's, as it had when loaded alone.
 // Packages (piscina, esbuild, ...) stay imports.
-import { build, transform } from 'esbuild';
+import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The entry files, relative to the compiled src/ folder. */
 export const RUNTIME_ENTRIES = [
@@ -24,10 +26,25 @@ export const RUNTIME_ENTRIES = [
   'mcp-client/sandbox-entry.js',
 ];
 
-/** Rewrites each runtime entry under `srcFolder` (tsc's or the benchmarks' JavaScript) as one bundled file, in place. */
-export async function bundleRuntimeEntries(srcFolder) {
-  for (const entry of RUNTIME_ENTRIES) await bundleInPlace(join(srcFolder, entry));
+/**
+ * Rewrites each runtime entry under `srcFolder` (tsc's or the benchmarks' JavaScript) as one bundled file, in
+ * place. `skipMissing`: an entry the tree lacks is left out (the benchmarks' build of an older tree); the
+ * package build fails on it instead (a renamed entry must be renamed here too).
+ */
+export async function bundleRuntimeEntries(srcFolder, { skipMissing = false } = {}) {
+  for (const entry of RUNTIME_ENTRIES) {
+    const file = join(srcFolder, entry);
+    if (skipMissing && !existsSync(file)) continue;
+    await bundleInPlace(file);
+  }
 }
+
+/** Declared by the banner of every bundle, before any of its modules. */
+const BUNDLE_URL = '__toolpool_bundle_url';
+/** Each module that reads `import.meta.url` declares its own (esbuild renames them apart). */
+const MODULE_URL = '__toolpool_module_url';
+/** What `import.meta.dirname` and `import.meta.filename` become: its presence in a bundle fails the build. */
+const UNSUPPORTED = '__toolpool_import_meta_dirname_or_filename';
 
 async function bundleInPlace(entryFile) {
   const result = await build({
@@ -43,46 +60,46 @@ async function bundleInPlace(entryFile) {
     outfile: entryFile,
     allowOverwrite: true,
     logLevel: 'silent',
-    plugins: [ownImportMetaUrl(dirname(entryFile))],
+    // define replaces the expression only: a string that spells it (module-compiler.ts has some) is left alone.
+    // The banner is not rewritten by define, so it still reads the bundle's own URL.
+    define: { 'import.meta.url': MODULE_URL, 'import.meta.dirname': UNSUPPORTED, 'import.meta.filename': UNSUPPORTED },
+    banner: { js: `const ${BUNDLE_URL} = import.meta.url;` },
+    plugins: [ownModuleUrl(dirname(entryFile))],
   });
-  for (const file of result.outputFiles) await writeFile(file.path, file.contents);
+  for (const file of result.outputFiles) {
+    if (file.text.includes(UNSUPPORTED))
+      throw new Error(
+        `${entryFile}: a bundled module reads import.meta.dirname or filename: give it its own value here`,
+      );
+    await writeFile(file.path, file.contents);
+  }
 }
 
 /**
- * Each bundled module's `import.meta.url` becomes its original file's URL,
- * relative to the bundle's. esbuild's `define` replaces the expression only
- * (a string that spells it, as in module-compiler.ts, is left alone).
+ * Each bundled module that reads `import.meta.url` gets its own file's URL,
+ * relative to the bundle's, declared on its first line (so its lines keep
+ * their numbers and tsc's source map still fits).
  */
-const UNSUPPORTED = '__toolpool_import_meta_dirname_or_filename';
-
-function ownImportMetaUrl(bundleFolder) {
+function ownModuleUrl(bundleFolder) {
   return {
-    name: 'toolpool-own-import-meta-url',
+    name: 'toolpool-own-module-url',
     setup(builder) {
       builder.onLoad({ filter: /\.m?js$/ }, async (args) => {
         const source = await readFile(args.path, 'utf8');
         if (!source.includes('import.meta')) return undefined;
         const own = relative(bundleFolder, args.path).split(sep).join('/');
-        const name = '__toolpool_module_url';
-        const { code } = await transform(source, {
-          // dirname and filename are marked, so a use of them fails the build here rather than point at the bundle.
-          define: { 'import.meta.url': name, 'import.meta.dirname': UNSUPPORTED, 'import.meta.filename': UNSUPPORTED },
-          format: 'esm',
+        const url = JSON.stringify(own.startsWith('.') ? own : `./${own}`);
+        return {
+          contents: `const ${MODULE_URL} = new URL(${url}, ${BUNDLE_URL}).href; ${source}`,
           loader: 'js',
-        });
-        if (code.includes(UNSUPPORTED))
-          throw new Error(
-            `${args.path}: import.meta.dirname or filename in a runtime module: give it its own file's value here`,
-          );
-        // On the module's first line, so its lines keep their numbers.
-        const url = `const ${name} = new URL(${JSON.stringify(own.startsWith('.') ? own : `./${own}`)}, import.meta.url).href; `;
-        return { contents: url + code, loader: 'js', resolveDir: dirname(resolve(args.path)) };
+          resolveDir: dirname(args.path),
+        };
       });
     },
   };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const folder = process.argv[2];
   if (!folder) {
     console.error('usage: node scripts/bundle-runtime.mjs <folder of the compiled src/>');
