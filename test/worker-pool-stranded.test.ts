@@ -35,8 +35,7 @@ describe('a call waiting for a worker when every worker of the pool dies', () =>
       defaultMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
     });
     try {
-      const source = fixture('dies-later.ts');
-      const ref = { module: await toRunnableModule(source), source };
+      const ref = await diesLaterRef();
       const limits = { ...DEFAULT_LIMITS, timeoutMs: 5_000 };
       const job = (callId: string, args: Record<string, unknown>): RunJob => ({
         callId,
@@ -69,35 +68,78 @@ describe('a call waiting for a worker when every worker of the pool dies', () =>
   // this pool's threads are all busy. No lease of the pool waits, so before the fix nothing was asked again
   // and the task waited for its own deadline (20 s + the load bound here).
   test('a prepareArguments waiting in the queue gets a new worker too', async () => {
-    const pool = await WorkerPool.start({
-      ...PoolSet.defaults(),
-      minWorkers: 0,
-      maxWorkers: 2,
-      budget: new ThreadBudget(4),
-      env: {},
-      execArgv: [],
-      hostFunctions: {},
-      maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
-    });
+    const pool = await poolInABudgetOfFour(2);
     try {
-      const source = fixture('dies-later.ts');
-      const ref = { module: await toRunnableModule(source), source };
-      // The call's lease is asked for first (a prepare waits for its token first): it gets one thread, the prepare the other.
-      let started: () => void = () => {};
-      const running = new Promise<void>((resolve) => (started = resolve));
-      const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
-      const exits = pool.execute(
-        { callId: 'exits', args: { action: 'exit', ms: 400 }, limits, onUpdate: () => started() },
-        ref,
-      );
-      const exitsInPrepare = pool.prepare(ref, { action: 'exit-in-prepare', ms: 1_500 }, 20_000).catch(String);
-      await running;
-      const stranded = pool.prepare(ref, { action: 'throw', ms: 0 }, 20_000).catch(String);
-      expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
-      expect(await exitsInPrepare).toMatch(/exit|code 1/);
-      expect(await within10s(stranded)).toEqual({ action: 'throw', ms: 0 });
+      const [stranded] = await queueWhileThreadsDie(pool, 2, [{ action: 'throw', ms: 0 }]);
+      expect(await within10s(stranded!)).toEqual({ action: 'throw', ms: 0 });
+    } finally {
+      await pool.close();
+    }
+  }, 40_000);
+
+  // One thread: the lease asked for the first one starts a thread, which the first one ends too; the second needs another.
+  test('two queued prepareArguments, the first ending each new thread: the second still gets one', async () => {
+    const pool = await poolInABudgetOfFour(1);
+    try {
+      const [exitsAtOnce, stranded] = await queueWhileThreadsDie(pool, 1, [
+        { action: 'exit-in-prepare', ms: 0 },
+        { action: 'throw', ms: 0 },
+      ]);
+      expect(await within10s(exitsAtOnce!)).toMatch(/exit|code 1/);
+      expect(await within10s(stranded!)).toEqual({ action: 'throw', ms: 0 });
     } finally {
       await pool.close();
     }
   }, 40_000);
 });
+
+/**
+ * Occupies the pool's threads (one or two: a call that exits 400 ms after it started; with two, a
+ * prepareArguments that exits after 1.5 s), queues a prepareArguments for each of `queued` once they run,
+ * and returns those once the threads have died. The call's lease is asked for first (a prepare waits for its
+ * token first), so it gets one thread and the prepare the other.
+ */
+async function queueWhileThreadsDie(
+  pool: WorkerPool,
+  threads: number,
+  queued: Record<string, unknown>[],
+): Promise<Promise<unknown>[]> {
+  const ref = await diesLaterRef();
+  let started: () => void = () => {};
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
+  const exits = pool.execute(
+    { callId: 'exits', args: { action: 'exit', ms: 400 }, limits, onUpdate: () => started() },
+    ref,
+  );
+  const exitsInPrepare =
+    threads > 1 ? pool.prepare(ref, { action: 'exit-in-prepare', ms: 1_500 }, 20_000).catch(String) : undefined;
+  await running;
+  const outcomes = queued.map((raw) => pool.prepare(ref, raw, 20_000).catch(String));
+  expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
+  if (exitsInPrepare) expect(await exitsInPrepare).toMatch(/exit|code 1/);
+  return outcomes;
+}
+
+/**
+ * A pool of `threads` in a thread budget of four, as a pool shares the budget with other trust domains'
+ * pools: a task that reads a module gets its token while the pool's threads are all busy, and waits in
+ * piscina's queue.
+ */
+function poolInABudgetOfFour(threads: number): Promise<WorkerPool> {
+  return WorkerPool.start({
+    ...PoolSet.defaults(),
+    minWorkers: 0,
+    maxWorkers: threads,
+    budget: new ThreadBudget(4),
+    env: {},
+    execArgv: [],
+    hostFunctions: {},
+    maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
+  });
+}
+
+async function diesLaterRef() {
+  const source = fixture('dies-later.ts');
+  return { module: await toRunnableModule(source), source };
+}

@@ -554,8 +554,9 @@ export class WorkerPool implements ChannelOwner, CallControls {
    * just leaves the queue) and asked for again, which starts a thread. New
    * threads that die before they take a lease, MAX_ATTEMPTS times in a
    * row, fail the calls that wait. A task that reads a module (describe,
-   * prepare, needsApproval) stranded with no lease waiting gets a lease
-   * asked behind it: its thread takes the task first.
+   * prepare, needsApproval) stranded with no call waiting gets a lease
+   * asked behind it: its thread takes the task first. (Past the bound, such
+   * tasks end by their own deadlines.)
    */
   #unstrand(): void {
     if (this.#closing || this.#piscina.threads.length > 0) return;
@@ -563,12 +564,15 @@ export class WorkerPool implements ChannelOwner, CallControls {
       if (this.#piscina.queueSize > 0) this.#requestLease();
       return;
     }
-    if (++this.#strandedRestarts > MAX_ATTEMPTS) {
+    const givingUp = ++this.#strandedRestarts > MAX_ATTEMPTS;
+    if (givingUp) {
       this.#strandedRestarts = 0;
       for (const call of this.#waiting)
         call.fail(ToolErrors.workerCrashed('no worker could start the call (each new worker of its pool died first)'));
     }
+    // Waiting calls ask again when their withdrawn leases end (#leaseEnded); queued tasks are asked for here.
     for (const { withdraw } of this.#pendingLeases.values()) withdraw.abort();
+    if (!givingUp && this.#waiting.isEmpty && this.#piscina.queueSize > 0) this.#requestLease();
   }
 
   #bind(worker: Worker, port: MessagePort | undefined, starts: StartCounter | undefined): void {
