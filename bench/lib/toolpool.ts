@@ -11,7 +11,9 @@
  * esbuild (no bundling, no keepNames, the same target as the package
  * build), into bench/.build/, fresh on every run, and imported from there;
  * the runtime entries are then bundled as `npm run build` bundles them.
- * `BENCH_SOURCE=1` measures the sources through tsx instead.
+ * `BENCH_SOURCE=1` measures the sources through tsx instead;
+ * `BENCH_UNBUNDLED=1` leaves the runtime entries file by file (as the
+ * package was before they were bundled), to measure what bundling them buys.
  */
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
@@ -31,6 +33,7 @@ const OUT = join(BUILD_ROOT, String(process.pid));
 const PARENT_BUILD = process.env.BENCH_TOOLPOOL_BUILD;
 
 export const fromSource = process.env.BENCH_SOURCE === '1';
+const unbundled = process.env.BENCH_UNBUNDLED === '1';
 
 let built: Promise<string> | undefined;
 
@@ -77,7 +80,7 @@ export async function compileSourceTree(tree: string, out: string): Promise<void
     await writeFile(file.path, code);
   }
   // An older tree (bench/profile/import-cost.ts compares one) may lack a newer entry.
-  await bundleRuntimeEntries(join(out, 'src'), { skipMissing: true });
+  if (!unbundled) await bundleRuntimeEntries(join(out, 'src'), { skipMissing: true });
 }
 
 /** Removes this process's build (also done on exit; a test runner may end its workers without an exit event). */
@@ -124,5 +127,7 @@ export async function childEnvironment(): Promise<NodeJS.ProcessEnv> {
 export function describeBuild(): string {
   return fromSource
     ? 'toolpool sources through tsx (BENCH_SOURCE=1)'
-    : `toolpool compiled to JavaScript in ${relative(ROOT, BUILD_ROOT)}/<pid>/ (esbuild, per file, as published)`;
+    : `toolpool compiled to JavaScript in ${relative(ROOT, BUILD_ROOT)}/<pid>/ (esbuild, per file, ${
+        unbundled ? 'runtime entries not bundled (BENCH_UNBUNDLED=1)' : 'runtime entries bundled, as published'
+      })`;
 }
