@@ -8,7 +8,8 @@ import { stop } from 'esbuild';
  * the last executor closed with no compile in flight (an executor made
  * within that second, as tests and servers that restart do, keeps it: a
  * new service costs about 100 ms). Another executor made afterwards starts
- * it again with its first compile (esbuild starts it on demand).
+ * it again with its first compile (esbuild starts it on demand). A compile
+ * with no executor open stops it the same way once it is done.
  */
 const STOP_AFTER_MS = 1_000;
 let holders = 0;
@@ -35,13 +36,18 @@ export function holdEsbuild(): () => void {
   };
 }
 
-/** Runs one esbuild call: the service is not stopped under it. */
+/**
+ * Runs one esbuild call: the service is not stopped under it. A call with
+ * no executor open (a child's launch that was under way when the last one
+ * closed) may have started the service again: it is stopped after it too.
+ */
 export async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
   inFlight++;
   try {
     return await work();
   } finally {
     inFlight--;
+    if (holders === 0) stopWanted = true;
     stopIfUnused();
   }
 }
