@@ -3,9 +3,10 @@
  * blocks of trivial calls through one executor with one worker, printing
  * each block's median and when it ended. On the 2-vCPU VM the per-call time
  * flips between two modes, ~16 µs and ~80 µs, at moments and for hundreds of
- * milliseconds at a time, within one process and with the same code; raw
- * piscina in the same process stayed at 14–16 µs. Case 1's back-to-back
- * ratio depends on which mode its blocks land in.
+ * milliseconds at a time, within one process and with the same code. Raw
+ * piscina flips the same way, and under `taskset -c 0` (one vCPU) neither
+ * does: the slow mode is the two threads on different vCPUs. Case 1's
+ * back-to-back ratio depends on which mode its blocks land in.
  *
  *   node --import tsx bench/profile/call-modes.ts [blocks=40] [calls per block=400] [pause ms between blocks=0]
  */
