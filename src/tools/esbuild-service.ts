@@ -14,14 +14,12 @@ import { stop } from 'esbuild';
 const STOP_AFTER_MS = 1_000;
 let holders = 0;
 let inFlight = 0;
-/** The last holder let go: the service stops once no compile is in flight, STOP_AFTER_MS later unless held again. */
-let stopWanted = false;
+/** Set while the service is to stop (no executor holds it, no compile is in flight), STOP_AFTER_MS later unless used again. */
 let stopTimer: NodeJS.Timeout | undefined;
 
 /** An executor holds the service from its start until it closes: call the function returned to let go (once). */
 export function holdEsbuild(): () => void {
   holders++;
-  stopWanted = false;
   clearTimeout(stopTimer);
   stopTimer = undefined;
   let held = true;
@@ -29,10 +27,7 @@ export function holdEsbuild(): () => void {
     if (!held) return;
     held = false;
     holders--;
-    if (holders === 0) {
-      stopWanted = true;
-      stopIfUnused();
-    }
+    stopIfUnused();
   };
 }
 
@@ -47,17 +42,14 @@ export async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } finally {
     inFlight--;
-    if (holders === 0) stopWanted = true;
     stopIfUnused();
   }
 }
 
 function stopIfUnused(): void {
-  if (!stopWanted || holders > 0 || inFlight > 0 || stopTimer) return;
+  if (holders > 0 || inFlight > 0 || stopTimer) return;
   stopTimer = setTimeout(() => {
     stopTimer = undefined;
-    if (!stopWanted || holders > 0 || inFlight > 0) return;
-    stopWanted = false;
-    void stop();
+    if (holders === 0 && inFlight === 0) void stop();
   }, STOP_AFTER_MS).unref();
 }
