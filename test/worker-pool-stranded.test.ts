@@ -68,66 +68,31 @@ describe('a call waiting for a worker when every worker of the pool dies', () =>
   // this pool's threads are all busy. No lease of the pool waits, so before the fix nothing was asked again
   // and the task waited for its own deadline (20 s + the load bound here).
   test('a prepareArguments waiting in the queue gets a new worker too', async () => {
-    const pool = await poolInABudgetOfFour(2);
-    try {
-      const [stranded] = await queueWhileThreadsDie(pool, 2, [{ action: 'throw', ms: 0 }]);
-      expect(await within10s(stranded!)).toEqual({ action: 'throw', ms: 0 });
-    } finally {
-      await pool.close();
-    }
+    const [stranded] = await queuedWhileThreadsDie(2, [{ action: 'throw', ms: 0 }]);
+    expect(stranded).toEqual({ action: 'throw', ms: 0 });
   }, 40_000);
 
   // One thread: the lease asked for the first one starts a thread, which the first one ends too; the second needs another.
   test('two queued prepareArguments, the first ending each new thread: the second still gets one', async () => {
-    const pool = await poolInABudgetOfFour(1);
-    try {
-      const [exitsAtOnce, stranded] = await queueWhileThreadsDie(pool, 1, [
-        { action: 'exit-in-prepare', ms: 0 },
-        { action: 'throw', ms: 0 },
-      ]);
-      expect(await within10s(exitsAtOnce!)).toMatch(/exit|code 1/);
-      expect(await within10s(stranded!)).toEqual({ action: 'throw', ms: 0 });
-    } finally {
-      await pool.close();
-    }
+    const [exitsAtOnce, stranded] = await queuedWhileThreadsDie(1, [
+      { action: 'exit-in-prepare', ms: 0 },
+      { action: 'throw', ms: 0 },
+    ]);
+    expect(exitsAtOnce).toMatch(/exit|code 1/);
+    expect(stranded).toEqual({ action: 'throw', ms: 0 });
   }, 40_000);
 });
 
 /**
- * Occupies the pool's threads (one or two: a call that exits 400 ms after it started; with two, a
- * prepareArguments that exits after 1.5 s), queues a prepareArguments for each of `queued` once they run,
- * and returns those once the threads have died. The call's lease is asked for first (a prepare waits for its
- * token first), so it gets one thread and the prepare the other.
+ * In a pool of `threads` (one or two) sharing a thread budget of four, as a pool shares the budget with other
+ * trust domains' pools (so a task that reads a module gets its token while the pool's threads are all busy, and
+ * waits in piscina's queue): occupies the threads (a call that exits 400 ms after it started; with two, a
+ * prepareArguments that exits after 1.5 s), queues a prepareArguments for each of `queued` once they run, and
+ * returns how each ended, or 'still waiting after 10 s'. The call's lease is asked for first (a prepare waits
+ * for its token first), so it gets one thread and the prepare the other.
  */
-async function queueWhileThreadsDie(
-  pool: WorkerPool,
-  threads: number,
-  queued: Record<string, unknown>[],
-): Promise<Promise<unknown>[]> {
-  const ref = await diesLaterRef();
-  let started: () => void = () => {};
-  const running = new Promise<void>((resolve) => (started = resolve));
-  const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
-  const exits = pool.execute(
-    { callId: 'exits', args: { action: 'exit', ms: 400 }, limits, onUpdate: () => started() },
-    ref,
-  );
-  const exitsInPrepare =
-    threads > 1 ? pool.prepare(ref, { action: 'exit-in-prepare', ms: 1_500 }, 20_000).catch(String) : undefined;
-  await running;
-  const outcomes = queued.map((raw) => pool.prepare(ref, raw, 20_000).catch(String));
-  expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
-  if (exitsInPrepare) expect(await exitsInPrepare).toMatch(/exit|code 1/);
-  return outcomes;
-}
-
-/**
- * A pool of `threads` in a thread budget of four, as a pool shares the budget with other trust domains'
- * pools: a task that reads a module gets its token while the pool's threads are all busy, and waits in
- * piscina's queue.
- */
-function poolInABudgetOfFour(threads: number): Promise<WorkerPool> {
-  return WorkerPool.start({
+async function queuedWhileThreadsDie(threads: 1 | 2, queued: Record<string, unknown>[]): Promise<unknown[]> {
+  const pool = await WorkerPool.start({
     ...PoolSet.defaults(),
     minWorkers: 0,
     maxWorkers: threads,
@@ -137,6 +102,25 @@ function poolInABudgetOfFour(threads: number): Promise<WorkerPool> {
     hostFunctions: {},
     maxMemoryMb: DEFAULT_LIMITS.maxMemoryMb,
   });
+  try {
+    const ref = await diesLaterRef();
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const limits = { ...DEFAULT_LIMITS, timeoutMs: 20_000 };
+    const exits = pool.execute(
+      { callId: 'exits', args: { action: 'exit', ms: 400 }, limits, onUpdate: () => started() },
+      ref,
+    );
+    const exitsInPrepare =
+      threads > 1 ? pool.prepare(ref, { action: 'exit-in-prepare', ms: 1_500 }, 20_000).catch(String) : undefined;
+    await running;
+    const outcomes = queued.map((raw) => pool.prepare(ref, raw, 20_000).catch(String));
+    expect(await exits).toMatchObject({ ok: false, code: 'CRASHED' });
+    if (exitsInPrepare) expect(await exitsInPrepare).toMatch(/exit|code 1/);
+    return await Promise.all(outcomes.map(within10s));
+  } finally {
+    await pool.close();
+  }
 }
 
 async function diesLaterRef() {
