@@ -1,4 +1,2 @@
-/** The runtime entry files, relative to the compiled src/ folder (see bundle-runtime.mjs). */
-export declare const RUNTIME_ENTRIES: readonly string[];
 /** Rewrites each runtime entry under `srcFolder` as one bundled file, in place (`skipMissing`: leave out entries the tree lacks). */
 export declare function bundleRuntimeEntries(srcFolder: string, options?: { skipMissing?: boolean }): Promise<void>;

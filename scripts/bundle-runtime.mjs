@@ -19,7 +19,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The entry files, relative to the compiled src/ folder. */
-export const RUNTIME_ENTRIES = [
+const RUNTIME_ENTRIES = [
   'isolation/worker/runtime/tool-worker.js',
   'isolation/process/process-child.js',
   'isolation/sandbox/sandbox-child.js',
