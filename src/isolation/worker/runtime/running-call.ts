@@ -220,6 +220,8 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     // A tool flooding updates synchronously never yields, so acks would wait for its next turn: read them now.
     if (this.#posted - this.#consumed >= UPDATE_WINDOW) this.pollHost();
     if (this.#posted - this.#consumed < UPDATE_WINDOW) {
+      // This one is newer than any update still waiting for room: posted later, the waiting one would arrive last.
+      this.#pending = undefined;
       this.#post(partial);
     } else {
       // Coalesce: latest wins. Kept by reference and copied when posted.
