@@ -306,3 +306,35 @@ describe('an approval is spent once (issue 31, item 4)', () => {
     expect(() => new Agent({ model, executor, runId: '' })).toThrow(/runId must be a non-empty string/);
   });
 });
+
+describe('memoryLedger({ maxKeys })', () => {
+  const start = { toolName: 'pay', argsDigest: 'd', startedAt: 1, startedBy: 'here:1' };
+  const key = (callId: string) => ({ runId: 'r', callId });
+  /** Whether it holds the key. Asking about a key it does not hold records it (and may evict): ask about those last. */
+  const remembers = async (ledger: Ledger, callId: string) => {
+    const existing = await ledger.claim(key(callId), start);
+    if (existing === undefined) await ledger.release(key(callId));
+    return existing !== undefined;
+  };
+
+  test('past maxKeys, the key that ended first is forgotten first; a key that started and never ended is never forgotten', async () => {
+    const ledger = memoryLedger({ maxKeys: 3 });
+    await ledger.claim(key('started'), start); // never ends
+    for (const callId of ['a', 'b', 'c', 'd']) await ledger.claim(key(callId), start);
+    // End out of claim order: c ended first, so c goes first.
+    for (const callId of ['c', 'a', 'd', 'b']) await ledger.end(key(callId), { endedAt: 2, isError: false });
+    await ledger.claim(key('e'), start); // over the bound: ended keys go, oldest end first
+    expect(await remembers(ledger, 'started')).toBe(true);
+    expect(await remembers(ledger, 'b')).toBe(true);
+    expect(await remembers(ledger, 'e')).toBe(true);
+    expect(await remembers(ledger, 'c')).toBe(false);
+    expect(await remembers(ledger, 'a')).toBe(false);
+    expect(await remembers(ledger, 'd')).toBe(false);
+  });
+
+  test('with every kept key started and none ended, it keeps them all, past the bound', async () => {
+    const ledger = memoryLedger({ maxKeys: 2 });
+    for (const callId of ['a', 'b', 'c']) await ledger.claim(key(callId), start);
+    for (const callId of ['a', 'b', 'c']) expect(await remembers(ledger, callId)).toBe(true);
+  });
+});

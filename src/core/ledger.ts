@@ -156,13 +156,16 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       `memoryLedger: maxKeys must be an integer >= 1, got ${String(options.maxKeys)}`,
     );
   const records = new Map<string, LedgerRecord>();
+  // Ended keys, oldest end first: the ones eviction may forget. A started key never ends up here, so it is never forgotten.
+  const ended = new KeyQueue();
   // The run id's length first: no two keys give one string.
   const id = (key: LedgerKey) => `${key.runId.length}:${key.runId}:${key.callId}`;
+  // O(1) per call: a scan of the map from its start would walk every started key and every deleted slot before it.
   const evict = () => {
-    if (records.size <= maxKeys) return;
-    for (const [name, record] of records) {
-      if (records.size <= maxKeys) return;
-      if (record.end) records.delete(name);
+    while (records.size > maxKeys) {
+      const name = ended.shift();
+      if (name === undefined) return;
+      if (records.get(name)?.end) records.delete(name);
     }
   };
   return {
@@ -177,15 +180,39 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       return undefined;
     },
     async end(key, end) {
-      const record = records.get(id(key));
+      const name = id(key);
+      const record = records.get(name);
+      if (!record) return;
+      if (!record.end) ended.push(name);
       // Kept as given: the executor hands over an end record of its own (endRecord's fresh copy of the result).
-      if (record) record.end = end;
+      record.end = end;
     },
     async release(key) {
       const record = records.get(id(key));
       if (record && !record.end) records.delete(id(key));
     },
   };
+}
+
+/** A first-in first-out queue of keys with O(1) shift (Array.prototype.shift moves every element). */
+class KeyQueue {
+  #items: string[] = [];
+  #head = 0;
+
+  push(name: string): void {
+    this.#items.push(name);
+  }
+
+  shift(): string | undefined {
+    if (this.#head === this.#items.length) return undefined;
+    const name = this.#items[this.#head++];
+    // Drop the consumed front once it is most of the array, so memory follows the live part.
+    if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return name;
+  }
 }
 
 /** Checks a `ledger` option: an object with the four methods. */
