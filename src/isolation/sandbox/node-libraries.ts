@@ -5,7 +5,14 @@ import { isAbsolute } from 'node:path';
 /** Where shared libraries live when ldd cannot say which ones node needs. */
 const FALLBACK_LIBRARY_DIRS = ['/lib', '/lib64', '/usr/lib', '/usr/lib64'];
 
-let cached: Promise<string[]> | undefined;
+/**
+ * What `ldd` told of a program: the shared libraries it loads ([] for a
+ * static binary or a script), or undefined when it gave no answer (not
+ * installed, timed out under load).
+ */
+export type LddAnswer = string[] | undefined;
+
+const programs = new Map<string, Promise<string[]>>();
 
 /**
  * The files the running node binary needs to start: the binary itself
@@ -15,17 +22,8 @@ let cached: Promise<string[]> | undefined;
  * versioned file and both must exist inside the sandbox.
  */
 export function nodeRuntimeFiles(): Promise<string[]> {
-  cached ??= readRuntimeFiles();
-  return cached;
+  return runtimeFilesOf(process.execPath);
 }
-
-async function readRuntimeFiles(): Promise<string[]> {
-  const libraries = await lddLibraries(process.execPath).catch(() => undefined);
-  const files = [process.execPath, ...(libraries ?? FALLBACK_LIBRARY_DIRS.filter((dir) => existsSync(dir)))];
-  return [...new Set(files.flatMap(withRealPath))];
-}
-
-const programs = new Map<string, Promise<string[]>>();
 
 /**
  * The same for any program (an MCP server's command): the file and the
@@ -33,11 +31,23 @@ const programs = new Map<string, Promise<string[]>>();
  * ldd cannot read (a static binary, a script) is the file alone.
  */
 export function runtimeFilesOf(program: string): Promise<string[]> {
+  return filesOf(program, askLdd);
+}
+
+/**
+ * A program's files, kept once ldd answered. Without an answer the library
+ * folders stand in for its libraries (the sandbox starts, with more of the
+ * system's libraries visible read-only), and ldd is asked again next time:
+ * one slow moment must not decide every later launch.
+ */
+export function filesOf(program: string, ask: (program: string) => Promise<LddAnswer>): Promise<string[]> {
   let files = programs.get(program);
   if (!files) {
-    files = lddLibraries(program)
-      .catch(() => [])
-      .then((libraries) => [...new Set([program, ...libraries].flatMap(withRealPath))]);
+    files = ask(program).then((libraries) => {
+      if (libraries === undefined) programs.delete(program);
+      const needed = libraries ?? FALLBACK_LIBRARY_DIRS.filter((dir) => existsSync(dir));
+      return [...new Set([program, ...needed].flatMap(withRealPath))];
+    });
     programs.set(program, files);
   }
   return files;
@@ -53,13 +63,15 @@ export function parseLdd(output: string): string[] {
   return paths;
 }
 
-function lddLibraries(binary: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    execFile('ldd', [binary], { env: {}, timeout: 5_000 }, (error, stdout) => {
-      if (error) return reject(error);
+function askLdd(binary: string): Promise<LddAnswer> {
+  return new Promise((resolve) => {
+    execFile('ldd', [binary], { env: {}, timeout: 5_000 }, (error, stdout, stderr) => {
       const paths = parseLdd(stdout);
-      if (paths.length === 0) return reject(new Error('ldd listed no libraries'));
-      resolve(paths);
+      if (paths.length > 0 && !error) return resolve(paths);
+      // It answered: the file loads no shared library (glibc's and musl's texts; ldd exits 1 for it).
+      if (/not a (?:valid )?dynamic (?:executable|program)|statically linked/i.test(`${stdout}${stderr}`))
+        return resolve([]);
+      resolve(undefined);
     });
   });
 }
