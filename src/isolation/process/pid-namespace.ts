@@ -58,30 +58,56 @@ function existingRealPath(path: string): string | undefined {
   }
 }
 
+/** What a probe of bwrap found: it can start a PID namespace, it cannot, or it gave no answer in time. */
+export type ProbeAnswer = 'works' | 'refused' | 'no answer';
+
 let probe: Promise<string | undefined> | undefined;
 
 /**
  * The bwrap that can start a PID namespace here, or undefined: no bwrap on
  * PATH, or a kernel that refuses (no user namespaces for this user). Tried
- * once per process, with a throwaway `true`.
+ * once per process, with a throwaway `true`. A probe that gave no answer
+ * (timed out, or could not be spawned: an overloaded machine) is not a
+ * refusal: the launch that asked fails, saying so, and the next one asks
+ * again. Taking it for a refusal would run every later child of this
+ * process without its PID namespace and, under permissions, with a
+ * writable file system: a wall given up for one slow moment.
  */
-export function pidNamespaceSupport(): Promise<string | undefined> {
-  probe ??= tryBwrap();
+export function pidNamespaceSupport(
+  ask: (bwrap: string) => Promise<ProbeAnswer> = askBwrap,
+): Promise<string | undefined> {
+  probe ??= supportOf(findBwrap(), ask);
   return probe;
 }
 
-async function tryBwrap(): Promise<string | undefined> {
-  if (process.platform !== 'linux') return undefined;
-  const bwrap = findBwrap();
-  if (!bwrap) return undefined;
-  const works = await new Promise<boolean>((resolve) => {
+/** The answer for `bwrap`; a probe without an answer is forgotten. */
+async function supportOf(
+  bwrap: string | undefined,
+  ask: (bwrap: string) => Promise<ProbeAnswer>,
+): Promise<string | undefined> {
+  if (process.platform !== 'linux' || !bwrap) return undefined;
+  const answer = await ask(bwrap);
+  if (answer === 'works') return bwrap;
+  if (answer === 'refused') return undefined;
+  probe = undefined;
+  throw new Error(
+    `bubblewrap (${bwrap}) did not answer its probe within ${PROBE_TIMEOUT_MS} ms, so the child was not started without the PID namespace it gives; the next call tries again (is the machine overloaded?)`,
+  );
+}
+
+/** Starts a throwaway PID namespace running `node --version` (`ask` above is this but in tests). */
+export function askBwrap(bwrap: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeAnswer> {
+  return new Promise((resolve) => {
     const child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), {
       env: {},
       stdio: 'ignore',
-      timeout: PROBE_TIMEOUT_MS,
+      timeout: timeoutMs,
     });
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => resolve(code === 0));
+    // Out of processes or memory for a moment: no answer. Any other spawn failure (not executable) is a refusal.
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'EAGAIN' || error.code === 'ENOMEM' ? 'no answer' : 'refused'),
+    );
+    // Killed by the timeout: no answer. An exit code is bwrap's answer.
+    child.on('close', (code) => resolve(code === 0 ? 'works' : code === null ? 'no answer' : 'refused'));
   });
-  return works ? bwrap : undefined;
 }
