@@ -142,6 +142,9 @@ export const PermissionErrors = {
  * tier to use until then.
  */
 export const SandboxErrors = {
+  probeUnanswered: (bwrap: string, timeoutMs: number) =>
+    `bubblewrap (${bwrap}) did not answer its probe within ${timeoutMs} ms, so the child was not started ` +
+    'without the PID namespace it gives; the next call tries again (is the machine overloaded?)',
   notLinux: (platform: string) =>
     `createExecutor: isolation "sandbox" runs tools inside bubblewrap, which needs Linux (this is ${platform}). ` +
     'Use isolation: "process" here.',

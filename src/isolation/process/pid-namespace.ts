@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
+import { ToolpoolError } from '../../core/error-codes.ts';
+import { SandboxErrors } from '../../core/errors.ts';
 import { findBwrap } from '../common/find-bwrap.ts';
 
 /** How long the probe may take. */
@@ -90,9 +92,7 @@ async function supportOf(
   if (answer === 'works') return bwrap;
   if (answer === 'refused') return undefined;
   probe = undefined;
-  throw new Error(
-    `bubblewrap (${bwrap}) did not answer its probe within ${PROBE_TIMEOUT_MS} ms, so the child was not started without the PID namespace it gives; the next call tries again (is the machine overloaded?)`,
-  );
+  throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.probeUnanswered(bwrap, PROBE_TIMEOUT_MS));
 }
 
 /** Starts a throwaway PID namespace running `node --version` (`ask` above is this but in tests). */
