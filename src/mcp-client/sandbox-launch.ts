@@ -193,6 +193,12 @@ let entry: Promise<string> | undefined;
 /** The entry as a file the sandbox can run (compiled once per process when toolpool runs from its TypeScript sources). */
 function entryFile(): Promise<string> {
   const extension = extname(fileURLToPath(import.meta.url));
-  entry ??= toRunnableRuntime(fileURLToPath(new URL(`./sandbox-entry${extension}`, import.meta.url)));
+  // A compile that failed is not kept: the next launch compiles again.
+  entry ??= toRunnableRuntime(fileURLToPath(new URL(`./sandbox-entry${extension}`, import.meta.url))).catch(
+    (error: unknown) => {
+      entry = undefined;
+      throw error;
+    },
+  );
   return entry;
 }
