@@ -142,9 +142,9 @@ export const PermissionErrors = {
  * tier to use until then.
  */
 export const SandboxErrors = {
-  probeUnanswered: (bwrap: string, timeoutMs: number) =>
-    `bubblewrap (${bwrap}) did not answer its probe within ${timeoutMs} ms, so the child was not started ` +
-    'without the PID namespace it gives; the next call tries again (is the machine overloaded?)',
+  probeUnanswered: (bwrap: string, why: string) =>
+    `bubblewrap (${bwrap}) gave no lasting answer to its probe (${why}), so the child was not started ` +
+    'without the PID namespace it gives; the next call asks again (is the machine short of processes, memory or descriptors?)',
   notLinux: (platform: string) =>
     `createExecutor: isolation "sandbox" runs tools inside bubblewrap, which needs Linux (this is ${platform}). ` +
     'Use isolation: "process" here.',

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { ToolpoolError } from '../../core/error-codes.ts';
-import { SandboxErrors } from '../../core/errors.ts';
+import { SandboxErrors, errorMessage } from '../../core/errors.ts';
 import { findBwrap } from '../common/find-bwrap.ts';
 
 /** How long the probe may take. */
@@ -60,20 +60,25 @@ function existingRealPath(path: string): string | undefined {
   }
 }
 
-/** What a probe of bwrap found: it can start a PID namespace, it cannot, or it gave no answer in time. */
-export type ProbeAnswer = 'works' | 'refused' | 'no answer';
+/**
+ * What a probe of bwrap found: it starts a PID namespace; it refuses, for
+ * a reason that lasts (the kernel or a policy forbids the namespaces); or
+ * it gave no answer that lasts (timed out, or failed for want of a
+ * resource: processes, memory, descriptors, namespaces), with why.
+ */
+export type ProbeAnswer = { kind: 'works' } | { kind: 'refused' } | { kind: 'no answer'; why: string };
 
 let probe: Promise<string | undefined> | undefined;
 
 /**
  * The bwrap that can start a PID namespace here, or undefined: no bwrap on
  * PATH, or a kernel that refuses (no user namespaces for this user). Tried
- * once per process, with a throwaway `true`. A probe that gave no answer
- * (timed out, or could not be spawned: an overloaded machine) is not a
- * refusal: the launch that asked fails, saying so, and the next one asks
- * again. Taking it for a refusal would run every later child of this
- * process without its PID namespace and, under permissions, with a
- * writable file system: a wall given up for one slow moment.
+ * once per process, with a throwaway `node --version`. A probe that gave no
+ * lasting answer (an overloaded machine) is not a refusal: the launch that
+ * asked fails, saying so, and the next one asks again. Taking it for a
+ * refusal would run every later child of this process without its PID
+ * namespace and, under permissions, with a writable file system: a wall
+ * given up for one slow moment.
  */
 export function pidNamespaceSupport(
   ask: (bwrap: string) => Promise<ProbeAnswer> = askBwrap,
@@ -82,32 +87,59 @@ export function pidNamespaceSupport(
   return probe;
 }
 
-/** The answer for `bwrap`; a probe without an answer is forgotten. */
+/** The answer for `bwrap`; a probe without a lasting answer is forgotten. */
 async function supportOf(
   bwrap: string | undefined,
   ask: (bwrap: string) => Promise<ProbeAnswer>,
 ): Promise<string | undefined> {
   if (process.platform !== 'linux' || !bwrap) return undefined;
-  const answer = await ask(bwrap);
-  if (answer === 'works') return bwrap;
-  if (answer === 'refused') return undefined;
+  let answer: ProbeAnswer;
+  try {
+    answer = await ask(bwrap);
+  } catch (error) {
+    answer = { kind: 'no answer', why: errorMessage(error) };
+  }
+  if (answer.kind === 'works') return bwrap;
+  if (answer.kind === 'refused') return undefined;
   probe = undefined;
-  throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.probeUnanswered(bwrap, PROBE_TIMEOUT_MS));
+  throw new ToolpoolError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.probeUnanswered(bwrap, answer.why));
 }
+
+/** bwrap's words for a refusal that lasts: no unprivileged user namespaces, a policy (AppArmor, seccomp) forbids them. */
+const LASTING_REFUSAL = /permission denied|operation not permitted|no permissions to create/i;
 
 /** Starts a throwaway PID namespace running `node --version` (`ask` above is this but in tests). */
 export function askBwrap(bwrap: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeAnswer> {
   return new Promise((resolve) => {
-    const child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), {
-      env: {},
-      stdio: 'ignore',
-      timeout: timeoutMs,
-    });
-    // Out of processes or memory for a moment: no answer. Any other spawn failure (not executable) is a refusal.
+    let stderr = '';
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(bwrap, pidNamespaceArgs([process.execPath, '--version']), {
+        env: {},
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: timeoutMs,
+      });
+    } catch (error) {
+      // Thrown at once for some errors (ENOMEM on Node 20): the machine's state, not bwrap's answer.
+      return resolve({ kind: 'no answer', why: errorMessage(error) });
+    }
+    child.stderr!.on('data', (chunk: Buffer) => void (stderr.length < 2048 && (stderr += chunk.toString())));
     child.on('error', (error: NodeJS.ErrnoException) =>
-      resolve(error.code === 'EAGAIN' || error.code === 'ENOMEM' ? 'no answer' : 'refused'),
+      resolve(
+        error.code === 'ENOENT' || error.code === 'EACCES'
+          ? { kind: 'refused' }
+          : { kind: 'no answer', why: `it could not be started (${error.code ?? error.message})` },
+      ),
     );
-    // Killed by the timeout: no answer. An exit code is bwrap's answer.
-    child.on('close', (code) => resolve(code === 0 ? 'works' : code === null ? 'no answer' : 'refused'));
+    child.on('close', (code, signal) => {
+      if (code === 0) return resolve({ kind: 'works' });
+      const said = stderr.trim().replace(/\s+/g, ' ').slice(0, 300);
+      if (code !== null && LASTING_REFUSAL.test(said)) return resolve({ kind: 'refused' });
+      const why =
+        code === null
+          ? `it did not end within ${timeoutMs} ms (${signal})`
+          : `it exited with ${code}: ${said || 'no message'}`;
+      resolve({ kind: 'no answer', why });
+    });
   });
 }
