@@ -82,3 +82,22 @@ test('the update waiting when the call ends is posted before its result', () => 
   expect(texts).toHaveLength(UPDATE_WINDOW + 1);
   expect(texts.at(-1)).toBe(`update ${UPDATE_WINDOW + 5}`);
 });
+
+test('an update waiting for room that the tool made too large before it returned fails the call, as a direct one would', () => {
+  const call: RunningCall = new RunningCall(
+    { ...task, maxResultBytes: 1_000 },
+    channel.port1,
+    () => Promise.reject(new Error('no host functions here')),
+    () => undefined,
+  );
+  const reply = call.run(() => {
+    for (let n = 1; n <= UPDATE_WINDOW; n++) call.update(update(n));
+    const waiting = update(UPDATE_WINDOW + 1);
+    call.update(waiting);
+    // Kept by reference while it waits: the tool grows it past the bound, then returns at once.
+    waiting.content.push({ type: 'text', text: 'x'.repeat(5_000) });
+    return { content: [{ type: 'text', text: 'done' }] };
+  });
+  expect(reply).toMatchObject({ t: 'result', ok: false, code: 'THREW' });
+  expect(posted()).toHaveLength(UPDATE_WINDOW);
+});

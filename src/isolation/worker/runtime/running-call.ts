@@ -107,6 +107,10 @@ export class RunningCall implements ContextOwner, ResourceOwner {
   #fault(thrown: unknown): ResultMessage {
     const usage = this.#usage();
     this.#settle();
+    return this.#faultMessage(thrown, usage);
+  }
+
+  #faultMessage(thrown: unknown, usage: WorkerUsage | undefined): ResultMessage {
     const message: ResultMessage = {
       t: 'result',
       runId: this.task.runId,
@@ -120,7 +124,9 @@ export class RunningCall implements ContextOwner, ResourceOwner {
 
   #reply(result: unknown): ResultMessage {
     const usage = this.#usage();
-    this.#settle();
+    // The waiting update is copied only now: a tool that changed it since (past the size bound) fails as it would have then.
+    const lastUpdate = this.#settle();
+    if (lastUpdate) return this.#faultMessage(new Error(lastUpdate), usage);
     const { runId } = this.task;
     const copied = copyPayload(result, 'result', this.task.maxResultBytes);
     const message: ResultMessage = copied.ok
@@ -222,7 +228,7 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     if (this.#posted - this.#consumed < UPDATE_WINDOW) {
       // This one is newer than any update still waiting for room: posted later, the waiting one would arrive last.
       this.#pending = undefined;
-      this.#post(partial);
+      this.#postOrFail(partial);
     } else {
       // Coalesce: latest wins. Kept by reference and copied when posted.
       this.#pending = partial;
@@ -236,29 +242,40 @@ export class RunningCall implements ContextOwner, ResourceOwner {
     if (this.#posted - this.#consumed < UPDATE_WINDOW) {
       const pending = this.#pending;
       this.#pending = undefined;
-      this.#post(pending);
+      this.#postOrFail(pending);
     } else {
       this.#flushTimer = setTimeout(() => this.#flushWhenRoom(), FLUSH_RETRY_MS);
     }
   }
 
-  #post(partial: ToolResult): void {
+  #postOrFail(partial: ToolResult): void {
+    const problem = this.#post(partial);
+    if (problem) this.fail(new Error(problem));
+  }
+
+  /** Returns why the update cannot be sent (too large, not copyable), or undefined once it is posted. */
+  #post(partial: ToolResult): string | undefined {
     const copied = copyPayload(partial, 'update', this.task.maxResultBytes);
-    if (!copied.ok) return this.fail(new Error(copied.error));
+    if (!copied.ok) return copied.error;
     this.#posted++;
     const message: UpdateMessage = { t: 'update', runId: this.task.runId, partial: copied.value as ToolResult };
     postOnPort(this.port, message);
+    return undefined;
   }
 
-  /** The last update is always delivered, and before the result: same channel, posted first. */
-  #settle(): void {
+  /**
+   * The last update is always delivered, and before the result: same
+   * channel, posted first. Returns why it could not be sent, if it could not.
+   */
+  #settle(): string | undefined {
     const pending = this.#pending;
     this.#pending = undefined;
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
-    if (pending) this.#post(pending);
+    const problem = pending ? this.#post(pending) : undefined;
     this.#settled = true;
     for (const cancel of this.#onSettle) cancel();
     this.#onSettle.clear();
+    return problem;
   }
 }
 
