@@ -35,9 +35,14 @@ export function loadTool({ module, source, options, codeHash }: ModuleTask): Pro
   if (!tool) {
     tool = importTool(module, source, options, codeHash);
     loading.set(key, tool);
-    tool.then(
+    const attempt = tool;
+    // A failed load is not kept: the next call asks again (a read that failed for want of descriptors may work then).
+    // Node keeps a module whose code threw as it is, so asking again does not run that code twice.
+    attempt.then(
       (value) => loaded.set(key, value),
-      () => undefined,
+      () => {
+        if (loading.get(key) === attempt) loading.delete(key);
+      },
     );
   }
   return tool;
