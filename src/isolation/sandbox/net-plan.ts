@@ -25,12 +25,20 @@ export async function startNet(targets: readonly NetTarget[]): Promise<NetPlan> 
   // Under a root host the sandbox's user (nobody) must be able to connect to the socket; its folder keeps everyone else out.
   const proxy = await NetProxy.start(targets, sandboxDropTarget() !== undefined);
   const { rules, hosts } = forwardRules(targets);
-  const folder = await mkdtemp(join(tmpdir(), 'toolpool-sandbox-etc-'));
+  let folder: string | undefined;
+  try {
+    folder = await mkdtemp(join(tmpdir(), 'toolpool-sandbox-etc-'));
+    await writeFile(join(folder, 'hosts'), hostsFile(hosts));
+    // Names resolve from the sandbox's /etc/hosts only: there is no DNS inside.
+    await writeFile(join(folder, 'nsswitch.conf'), 'hosts: files\n');
+  } catch (error) {
+    // Nothing of a start that failed half way stays behind: the proxy stops, the files go.
+    await proxy.close();
+    if (folder) await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
   const hostsPath = join(folder, 'hosts');
   const nsswitchPath = join(folder, 'nsswitch.conf');
-  await writeFile(hostsPath, hostsFile(hosts));
-  // Names resolve from the sandbox's /etc/hosts only: there is no DNS inside.
-  await writeFile(nsswitchPath, 'hosts: files\n');
   return {
     proxy,
     rules,

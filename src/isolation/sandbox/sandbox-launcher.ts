@@ -114,7 +114,14 @@ export class SandboxLauncher implements ChildLauncher {
   }
 
   #netPlan(): Promise<NetPlan | undefined> {
-    this.#net ??= this.targets.length === 0 ? Promise.resolve(undefined) : startNet(this.targets);
+    // A start that failed (no descriptor, no disk space for a moment) is not kept: the next launch starts it again.
+    this.#net ??=
+      this.targets.length === 0
+        ? Promise.resolve(undefined)
+        : startNet(this.targets).catch((error: unknown) => {
+            this.#net = undefined;
+            throw error;
+          });
     return this.#net;
   }
 }
