@@ -77,3 +77,37 @@ test.skipIf(process.platform !== 'linux')(
   },
   30_000,
 );
+
+// Two copies of toolpool in one process (a package and a build of it, as bench/ runs beside src/) share esbuild's
+// one service: one copy's stop, a second after its last executor closed, must not end the other's compile.
+test('a second copy of the service module does not stop the service under the first copy’s compile', async () => {
+  const first = await import('../src/tools/esbuild-service.ts');
+  // A query makes the module loader load the file again: a module state of its own, as a second copy has.
+  const secondCopy = '../src/tools/esbuild-service.ts?second-copy';
+  const second = (await import(secondCopy)) as typeof first;
+  expect(second).not.toBe(first);
+  const { build } = await import('esbuild');
+  // The first copy's compile waits 1.5 s inside the service; the second copy lets go of the service meanwhile.
+  const compiling = first.withEsbuild(() =>
+    build({
+      stdin: { contents: 'import "slow"', resolveDir: '/' },
+      bundle: true,
+      write: false,
+      plugins: [
+        {
+          name: 'slow',
+          setup(on) {
+            on.onResolve({ filter: /^slow$/ }, () => ({ path: 'slow', namespace: 'slow' }));
+            on.onLoad({ filter: /.*/, namespace: 'slow' }, async () => {
+              await sleep(1_500);
+              return { contents: 'export default 1', loader: 'js' };
+            });
+          },
+        },
+      ],
+    }),
+  );
+  second.holdEsbuild()();
+  const built = await compiling;
+  expect(built.errors).toEqual([]);
+}, 20_000);

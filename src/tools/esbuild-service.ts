@@ -12,21 +12,34 @@ import { stop } from 'esbuild';
  * with no executor open stops it the same way once it is done.
  */
 const STOP_AFTER_MS = 1_000;
-let holders = 0;
-let inFlight = 0;
-/** Set while the service is to stop (no executor holds it, no compile is in flight), STOP_AFTER_MS later unless used again. */
-let stopTimer: NodeJS.Timeout | undefined;
+
+interface ServiceUse {
+  holders: number;
+  inFlight: number;
+  /** Set while the service is to stop (no executor holds it, no compile is in flight), STOP_AFTER_MS later unless used again. */
+  stopTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * One count per process, not per copy of this module: two copies of
+ * toolpool in one process (a package and a build of it, two versions)
+ * share esbuild's one service, and one copy's stop must not end another's
+ * compile under it ("The service was stopped").
+ */
+const use: ServiceUse = ((globalThis as Record<symbol, ServiceUse | undefined>)[
+  Symbol.for('toolpool.esbuild-service')
+] ??= { holders: 0, inFlight: 0, stopTimer: undefined });
 
 /** An executor holds the service from its start until it closes: call the function returned to let go (once). */
 export function holdEsbuild(): () => void {
-  holders++;
-  clearTimeout(stopTimer);
-  stopTimer = undefined;
+  use.holders++;
+  clearTimeout(use.stopTimer);
+  use.stopTimer = undefined;
   let held = true;
   return () => {
     if (!held) return;
     held = false;
-    holders--;
+    use.holders--;
     stopIfUnused();
   };
 }
@@ -37,19 +50,19 @@ export function holdEsbuild(): () => void {
  * closed) may have started the service again: it is stopped after it too.
  */
 export async function withEsbuild<T>(work: () => Promise<T>): Promise<T> {
-  inFlight++;
+  use.inFlight++;
   try {
     return await work();
   } finally {
-    inFlight--;
+    use.inFlight--;
     stopIfUnused();
   }
 }
 
 function stopIfUnused(): void {
-  if (holders > 0 || inFlight > 0 || stopTimer) return;
-  stopTimer = setTimeout(() => {
-    stopTimer = undefined;
-    if (holders === 0 && inFlight === 0) void stop();
+  if (use.holders > 0 || use.inFlight > 0 || use.stopTimer) return;
+  use.stopTimer = setTimeout(() => {
+    use.stopTimer = undefined;
+    if (use.holders === 0 && use.inFlight === 0) void stop();
   }, STOP_AFTER_MS).unref();
 }
