@@ -1,18 +1,17 @@
 /**
- * What waking a sleeping thread costs on this machine (not part of `npm run
- * bench`): a bare worker thread that echoes on a MessagePort, no toolpool.
+ * What a thread hop costs on this machine (not part of `npm run bench`): a
+ * bare worker thread that echoes on a MessagePort, no toolpool, no piscina.
  * The main thread posts a call-sized message and waits for the echo, after
  * a pause of 0 ms (back to back), one event-loop turn, 1 ms or 5 ms, and
  * prints the median time spent inside `postMessage` itself and the median
- * round trip. On a bare-metal machine a post costs a few µs however long
- * the worker slept; on a VM whose idle vCPUs halt (a KVM or Firecracker
- * guest), waking a worker that slept long enough for its vCPU to halt costs
- * the poster tens of µs, and the round trip with it. Every thread hop of a
- * call pays it: toolpool's worker tier has one, the walls two more, ten
- * trust domains wake ten threads where one shared domain keeps two awake.
- *
- * Run it on a quiet machine: under load the vCPUs never idle, so nothing
- * halts and every row looks like the back-to-back one.
+ * round trip. On the project's 2-vCPU Firecracker VM a quiet machine gave
+ * 70-75 µs back to back and 12-21 µs after a pause; pinned to one vCPU
+ * (`taskset -c 0`), 9-10 µs back to back: when the two threads sit on
+ * different vCPUs, every wake-up crosses between them. Where the kernel
+ * puts them changes with the load (under a CI run the modes swapped). Every
+ * thread hop of a call pays it: toolpool's worker tier has one, the walls
+ * two more, ten trust domains wake ten threads where one shared domain
+ * keeps two busy. BENCHMARKS.md has the figures.
  *
  *   node --import tsx bench/profile/wake-cost.ts [posts per row=2000]
  */
