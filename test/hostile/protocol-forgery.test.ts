@@ -1,6 +1,15 @@
 /** Zero trust, worker tier: forged and malformed messages on toolpool's channels. */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { attackSuite, brokeProtocol, errorMatching, succeeded } from './harness.ts';
+
+// A flood of messages must not make the host pile up listeners (one terminate() per message added an 'exit' listener each).
+const warnings: string[] = [];
+const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+beforeAll(() => void process.on('warning', onWarning));
+afterAll(() => {
+  process.off('warning', onWarning);
+  expect(warnings.filter((text) => text.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+});
 
 const noHostCalls = ({ hostCalls }: { hostCalls: string[] }) => expect(hostCalls).toEqual([]);
 

@@ -525,6 +525,7 @@ export class WorkerPool implements ChannelOwner, CallControls {
     if (!this.#piscina.threads.includes(worker)) return;
     redirectToolOutput(worker, this.options.toolOutputPrefix);
     let bound = false;
+    let refused = false;
     const onMessage = (message: unknown) => {
       if (!bound && isHello(message)) {
         bound = true;
@@ -538,7 +539,11 @@ export class WorkerPool implements ChannelOwner, CallControls {
       // A second hello, or anything else a tool posts on the parent port: never trusted.
       const channel = this.#channels.get(worker);
       if (channel) channel.retire('it posted on its parent port', true);
-      else void worker.terminate();
+      // Once: each terminate() waits on 'exit' with a listener of its own, and a flood of messages would add thousands.
+      else if (!refused) {
+        refused = true;
+        void worker.terminate();
+      }
     };
     worker.on('message', onMessage);
     // After piscina's own 'exit' listener (added when it made the worker) has let the worker go.
