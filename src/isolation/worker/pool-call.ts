@@ -123,7 +123,7 @@ export class PoolCall implements Stoppable {
       source: ref.source,
       options: ref.options,
       // Every load is checked against what the host compiled, whichever task a worker gets first (not only describe and preload).
-      ...(ref.codeHash !== undefined ? { codeHash: ref.codeHash } : {}),
+      codeHash: ref.codeHash,
       concurrency: this.concurrency,
       seq: this.seq,
       callId: job.callId,
