@@ -45,8 +45,7 @@ export function filesOf(program: string, ask: (program: string) => Promise<LddAn
   if (!files) {
     files = ask(program).then((libraries) => {
       if (libraries === undefined) programs.delete(program);
-      const needed = libraries ?? FALLBACK_LIBRARY_DIRS.filter((dir) => existsSync(dir));
-      return [...new Set([program, ...needed].flatMap(withRealPath))];
+      return [...new Set([program, ...(libraries ?? libraryFolders())].flatMap(withRealPath))];
     });
     programs.set(program, files);
   }
@@ -66,6 +65,8 @@ export function parseLdd(output: string): string[] {
 function askLdd(binary: string): Promise<LddAnswer> {
   return new Promise((resolve) => {
     execFile('ldd', [binary], { env: {}, timeout: 5_000 }, (error, stdout, stderr) => {
+      // No ldd on this machine: a lasting answer, so the library folders are kept rather than asked for at every launch.
+      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') return resolve(libraryFolders());
       const paths = parseLdd(stdout);
       if (paths.length > 0 && !error) return resolve(paths);
       // It answered: the file loads no shared library (glibc's and musl's texts; ldd exits 1 for it).
@@ -74,6 +75,10 @@ function askLdd(binary: string): Promise<LddAnswer> {
       resolve(undefined);
     });
   });
+}
+
+function libraryFolders(): string[] {
+  return FALLBACK_LIBRARY_DIRS.filter((dir) => existsSync(dir));
 }
 
 function withRealPath(path: string): string[] {
