@@ -66,7 +66,7 @@ test('an update posted once the window has room supersedes the one waiting: the 
   expect(texts).toHaveLength(UPDATE_WINDOW + 1);
 });
 
-test('the update waiting when the call ends is posted before its result', () => {
+test('the update waiting when the call ends is posted by the time its result is made, and it is the latest', () => {
   const call: RunningCall = new RunningCall(
     task,
     channel.port1,
