@@ -94,6 +94,10 @@ const realChildLoad = { loadTimeoutMs: 5_000 };
 const errorOf = (outcome: RunOutcome) =>
   outcome.ok ? `(no error: ${JSON.stringify(outcome.result).slice(0, 100)})` : outcome.error;
 
+/** The N of "did not answer the execute request within N ms": computed by the host from its deadline, not timed. */
+const deadlineOf = (outcome: RunOutcome) =>
+  Number(/did not answer the execute request within (\d+) ms, so it was killed/.exec(errorOf(outcome))?.[1]);
+
 describe('process tier: a hostile child main thread', () => {
   test.each([
     ['forge-later', /broke the protocol \(it sent "executed" for request \d+, which is not open\)/],
@@ -178,37 +182,6 @@ describe('process tier: a hostile child main thread', () => {
     }
   });
 
-  test('a flood of slow host calls from the child runs at most 64 at once and refuses what does not fit the queue', async () => {
-    let running = 0;
-    let peak = 0;
-    // The first calls hold their slots for 5 s: the child sends its 6,000 calls in one loop, so all of them have
-    // arrived by then however loaded the machine is, and what does not fit (64 running + 4,096 queued) is refused.
-    // (With a short hold, a slow machine spread the arrivals out and the queue drained as fast as it filled.)
-    let gate: Promise<unknown> | undefined;
-    const echo = async (value: unknown) => {
-      peak = Math.max(peak, ++running);
-      gate ??= new Promise((resolve) => setTimeout(resolve, 5_000));
-      await gate;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      running--;
-      return value;
-    };
-    const { tier } = tierWithFakeChild('host-flood', { hostFunctions: { echo } });
-    try {
-      const outcome = await tier.execute(
-        { callId: 'c', args: {}, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} },
-        await probeRef(),
-      );
-      const [answered, refused] = (outcome.ok ? textOf(outcome.result) : outcome.error).match(/\d+/g)!.map(Number);
-      expect(answered! + refused!).toBe(6_000);
-      expect(answered).toBeGreaterThanOrEqual(64 + 4_096);
-      expect(refused).toBeGreaterThan(0);
-      expect(peak).toBeLessThanOrEqual(64);
-    } finally {
-      await tier.close();
-    }
-  }, 60_000);
-
   test('an error text of 5 MB arrives cut to a few KB', async () => {
     const { tier } = tierWithFakeChild('huge-error');
     try {
@@ -219,95 +192,6 @@ describe('process tier: a hostile child main thread', () => {
       await tier.close();
     }
   });
-
-  test('a child that stops answering: the call ends at the host-side deadline, the child is SIGKILLed, the next call starts a new one', async () => {
-    const { tier, launches } = tierWithFakeChild('silent', realChildLoad);
-    try {
-      const ref = await probeRef();
-      const started = Date.now();
-      const outcome = await run(tier, ref);
-      // load (5 s) + timeoutMs (0.5 s) + abortGraceMs (0.1 s) + the 5 s margin: a child that never said it terminated
-      // a thread is not given the 6 s a thread's verdict may take
-      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 10600 ms, so it was killed/);
-      expect(Date.now() - started).toBeLessThan(25_000);
-      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
-      expect(launches()).toBe(2);
-    } finally {
-      await tier.close();
-    }
-  }, 30_000);
-
-  test('an abort that comes late does not move the host-side deadline of a silent child past its first one', async () => {
-    const { tier } = tierWithFakeChild('silent');
-    try {
-      const ref = await probeRef();
-      const aborted = new AbortController();
-      // 4.5 s in, 2.1 s before the 6.6 s deadline: a deadline of abortGraceMs + the margin from now would be later.
-      setTimeout(() => aborted.abort(), 4_500);
-      const outcome = await tier.execute(
-        { callId: 'c', args: { action: 'ok', tag: 'late' }, limits, onUpdate: () => {}, signal: aborted.signal },
-        ref,
-      );
-      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 6600 ms, so it was killed/);
-    } finally {
-      await tier.close();
-    }
-  }, 40_000);
-
-  /** The N of "did not answer the execute request within N ms": computed by the host from its deadline, not timed. */
-  const deadlineOf = (outcome: RunOutcome) =>
-    Number(/did not answer the execute request within (\d+) ms, so it was killed/.exec(errorOf(outcome))?.[1]);
-
-  test("a child that says it terminated the call's thread gets 11 s for the verdict, once, however often it says so", async () => {
-    const { tier } = tierWithFakeChild('terminated-again');
-    try {
-      const started = Date.now();
-      const outcome = await run(tier, await probeRef());
-      // The 6 s a thread's verdict may take + the 5 s margin, from the first notice (sent as the call arrived, before
-      // the 1.6 s the call was due to stop at the latest), not from the last.
-      expect(deadlineOf(outcome)).toBeGreaterThanOrEqual(11_000);
-      expect(deadlineOf(outcome)).toBeLessThanOrEqual(12_600);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
-    } finally {
-      await tier.close();
-    }
-  }, 40_000);
-
-  test('a notice held back to the last moment gains nothing: the verdict is due 11 s after the call was due to stop', async () => {
-    const { tier } = tierWithFakeChild('terminated-late');
-    try {
-      const outcome = await run(tier, await probeRef());
-      // Due to stop at 1.6 s (load + timeoutMs + abortGraceMs), so given up at 12.6 s exactly; counted from a notice
-      // at ~5.5 s, it would have been ~16.6 s. (6.6 s, the plain deadline, if a loaded machine delays the notice past it.)
-      expect([6_600, 12_600]).toContain(deadlineOf(outcome));
-    } finally {
-      await tier.close();
-    }
-  }, 40_000);
-
-  test('an abort after the notice still bounds the call: no later than the verdict due from the notice', async () => {
-    const { tier } = tierWithFakeChild('terminated-again');
-    try {
-      const ref = await probeRef();
-      const aborted = new AbortController();
-      const outcome = await tier.execute(
-        {
-          callId: 'c',
-          args: { action: 'ok', tag: 'aborted' },
-          limits: { ...limits, timeoutMs: 60_000 },
-          // Its update follows the notice: aborted once the host has read the notice.
-          onUpdate: () => aborted.abort(),
-          signal: aborted.signal,
-        },
-        ref,
-      );
-      // The verdict is due 11 s after the notice, and the abort's own bound (its grace and the 5 s margin) is earlier.
-      // Without the abort it would be 66.6 s (load + 60 s + grace + margin).
-      expect(deadlineOf(outcome)).toBeLessThan(20_000);
-    } finally {
-      await tier.close();
-    }
-  }, 40_000);
 
   test('a request that finds its child worn out goes to the next child, and is not failed with the old one', async () => {
     const { tier, launches } = tierWithFakeChild('exhausted-silent', realChildLoad);
@@ -360,52 +244,6 @@ describe('process tier: a hostile child main thread', () => {
       expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
       expect(await slow).toMatchObject({ ok: true, result: { content: [{ text: 'finished' }] } });
       expect(launches).toBe(2);
-    } finally {
-      await tier.close();
-    }
-  }, 90_000);
-
-  test('a launch that never ends: calls waiting for it end by their own bound, the start by its own, and the next start serves', async () => {
-    // Before, a call waited for its child's start before it looked at its answer: a launch that never settled kept
-    // every call of the tier pending past its deadline, holding its share of the thread budget (a soak's hang fits this).
-    let launches = 0;
-    let cleanups = 0;
-    const launcher: ChildLauncher = {
-      name: 'stuck first',
-      async launch(spec) {
-        if (launches++ === 0) {
-          // Arrives after the start's 20 s bound: it is cleaned up, and no child is spawned from it.
-          await new Promise((resolve) => setTimeout(resolve, 21_000));
-          const launch = await processLauncher.launch(spec);
-          return { ...launch, cleanup: () => (cleanups++, launch.cleanup?.()) };
-        }
-        return processLauncher.launch(spec);
-      },
-    };
-    const { tier } = tierWithFakeChild('unused', { launcher, ...realChildLoad });
-    try {
-      const ref = await probeRef();
-      const waitsLong = { ...limits, timeoutMs: 30_000 };
-      const patient = tier.execute(
-        { callId: 'patient', args: { action: 'ok', tag: 'p' }, limits: waitsLong, onUpdate: () => {} },
-        ref,
-      );
-      const started = Date.now();
-      const first = await run(tier, ref, 'first');
-      // Its bound: loadTimeoutMs 5 s + timeoutMs 0.5 s + abortGraceMs 0.1 s + 5 s margin.
-      expect(errorOf(first)).toBe(
-        'Tool crashed: the isolation process could not start: its start took longer than the 10600 ms the execute request may wait',
-      );
-      expect(first).toMatchObject({ code: 'CRASHED' });
-      expect(Date.now() - started).toBeLessThan(20_000);
-      expect(errorOf(await patient)).toMatch(/could not start: its launch did not finish within 20000 ms/);
-      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
-      expect(launches).toBe(2);
-      await eventually(
-        () => cleanups,
-        (count) => count === 1,
-      );
-      expect(cleanups).toBe(1);
     } finally {
       await tier.close();
     }
@@ -482,21 +320,6 @@ describe('process tier: a hostile child main thread', () => {
       }
     }
   }, 30_000);
-
-  test('a child that took long to start has its whole bound from when it got the request', async () => {
-    // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
-    const launcher = slowLauncher(3_000, (spec) => launchFake(spec, 'silent'));
-    const { tier } = tierWithFakeChild('silent', { launcher });
-    try {
-      const ref = await probeRef();
-      const started = Date.now();
-      const outcome = await run(tier, ref);
-      expect(deadlineOf(outcome)).toBe(6_600);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(9_600);
-    } finally {
-      await tier.close();
-    }
-  }, 40_000);
 
   /** A tier whose first child exits at its first call, with a stderr that never ends (its verdict waits the full 1 s). */
   function tierWithDyingChild() {
@@ -587,6 +410,179 @@ describe('process tier: a hostile child main thread', () => {
       }
     },
   );
+});
+
+// These wait on the host's deadlines and the child's timers, not on the CPU: they run side by side.
+describe.concurrent('process tier: a hostile child main thread, against the clock', () => {
+  test('a flood of slow host calls from the child runs at most 64 at once and refuses what does not fit the queue', async () => {
+    let running = 0;
+    let peak = 0;
+    // The first calls hold their slots for 5 s: the child sends its 6,000 calls in one loop, so all of them have
+    // arrived by then however loaded the machine is, and what does not fit (64 running + 4,096 queued) is refused.
+    // (With a short hold, a slow machine spread the arrivals out and the queue drained as fast as it filled.)
+    let gate: Promise<unknown> | undefined;
+    const echo = async (value: unknown) => {
+      peak = Math.max(peak, ++running);
+      gate ??= new Promise((resolve) => setTimeout(resolve, 5_000));
+      await gate;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running--;
+      return value;
+    };
+    const { tier } = tierWithFakeChild('host-flood', { hostFunctions: { echo } });
+    try {
+      const outcome = await tier.execute(
+        { callId: 'c', args: {}, limits: { ...limits, timeoutMs: 30_000 }, onUpdate: () => {} },
+        await probeRef(),
+      );
+      const [answered, refused] = (outcome.ok ? textOf(outcome.result) : outcome.error).match(/\d+/g)!.map(Number);
+      expect(answered! + refused!).toBe(6_000);
+      expect(answered).toBeGreaterThanOrEqual(64 + 4_096);
+      expect(refused).toBeGreaterThan(0);
+      expect(peak).toBeLessThanOrEqual(64);
+    } finally {
+      await tier.close();
+    }
+  }, 60_000);
+  test('a child that stops answering: the call ends at the host-side deadline, the child is SIGKILLed, the next call starts a new one', async () => {
+    const { tier, launches } = tierWithFakeChild('silent', realChildLoad);
+    try {
+      const ref = await probeRef();
+      const started = Date.now();
+      const outcome = await run(tier, ref);
+      // load (5 s) + timeoutMs (0.5 s) + abortGraceMs (0.1 s) + the 5 s margin: a child that never said it terminated
+      // a thread is not given the 6 s a thread's verdict may take
+      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 10600 ms, so it was killed/);
+      expect(Date.now() - started).toBeLessThan(25_000);
+      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
+      expect(launches()).toBe(2);
+    } finally {
+      await tier.close();
+    }
+  }, 30_000);
+  test('an abort that comes late does not move the host-side deadline of a silent child past its first one', async () => {
+    const { tier } = tierWithFakeChild('silent');
+    try {
+      const ref = await probeRef();
+      const aborted = new AbortController();
+      // 4.5 s in, 2.1 s before the 6.6 s deadline: a deadline of abortGraceMs + the margin from now would be later.
+      setTimeout(() => aborted.abort(), 4_500);
+      const outcome = await tier.execute(
+        { callId: 'c', args: { action: 'ok', tag: 'late' }, limits, onUpdate: () => {}, signal: aborted.signal },
+        ref,
+      );
+      expect(errorOf(outcome)).toMatch(/did not answer the execute request within 6600 ms, so it was killed/);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+  test("a child that says it terminated the call's thread gets 11 s for the verdict, once, however often it says so", async () => {
+    const { tier } = tierWithFakeChild('terminated-again');
+    try {
+      const started = Date.now();
+      const outcome = await run(tier, await probeRef());
+      // The 6 s a thread's verdict may take + the 5 s margin, from the first notice (sent as the call arrived, before
+      // the 1.6 s the call was due to stop at the latest), not from the last.
+      expect(deadlineOf(outcome)).toBeGreaterThanOrEqual(11_000);
+      expect(deadlineOf(outcome)).toBeLessThanOrEqual(12_600);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(11_000);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+  test('a notice held back to the last moment gains nothing: the verdict is due 11 s after the call was due to stop', async () => {
+    const { tier } = tierWithFakeChild('terminated-late');
+    try {
+      const outcome = await run(tier, await probeRef());
+      // Due to stop at 1.6 s (load + timeoutMs + abortGraceMs), so given up at 12.6 s exactly; counted from a notice
+      // at ~5.5 s, it would have been ~16.6 s. (6.6 s, the plain deadline, if a loaded machine delays the notice past it.)
+      expect([6_600, 12_600]).toContain(deadlineOf(outcome));
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+  test('an abort after the notice still bounds the call: no later than the verdict due from the notice', async () => {
+    const { tier } = tierWithFakeChild('terminated-again');
+    try {
+      const ref = await probeRef();
+      const aborted = new AbortController();
+      const outcome = await tier.execute(
+        {
+          callId: 'c',
+          args: { action: 'ok', tag: 'aborted' },
+          limits: { ...limits, timeoutMs: 60_000 },
+          // Its update follows the notice: aborted once the host has read the notice.
+          onUpdate: () => aborted.abort(),
+          signal: aborted.signal,
+        },
+        ref,
+      );
+      // The verdict is due 11 s after the notice, and the abort's own bound (its grace and the 5 s margin) is earlier.
+      // Without the abort it would be 66.6 s (load + 60 s + grace + margin).
+      expect(deadlineOf(outcome)).toBeLessThan(20_000);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
+  test('a launch that never ends: calls waiting for it end by their own bound, the start by its own, and the next start serves', async () => {
+    // Before, a call waited for its child's start before it looked at its answer: a launch that never settled kept
+    // every call of the tier pending past its deadline, holding its share of the thread budget (a soak's hang fits this).
+    let launches = 0;
+    let cleanups = 0;
+    const launcher: ChildLauncher = {
+      name: 'stuck first',
+      async launch(spec) {
+        if (launches++ === 0) {
+          // Arrives after the start's 20 s bound: it is cleaned up, and no child is spawned from it.
+          await new Promise((resolve) => setTimeout(resolve, 21_000));
+          const launch = await processLauncher.launch(spec);
+          return { ...launch, cleanup: () => (cleanups++, launch.cleanup?.()) };
+        }
+        return processLauncher.launch(spec);
+      },
+    };
+    const { tier } = tierWithFakeChild('unused', { launcher, ...realChildLoad });
+    try {
+      const ref = await probeRef();
+      const waitsLong = { ...limits, timeoutMs: 30_000 };
+      const patient = tier.execute(
+        { callId: 'patient', args: { action: 'ok', tag: 'p' }, limits: waitsLong, onUpdate: () => {} },
+        ref,
+      );
+      const started = Date.now();
+      const first = await run(tier, ref, 'first');
+      // Its bound: loadTimeoutMs 5 s + timeoutMs 0.5 s + abortGraceMs 0.1 s + 5 s margin.
+      expect(errorOf(first)).toBe(
+        'Tool crashed: the isolation process could not start: its start took longer than the 10600 ms the execute request may wait',
+      );
+      expect(first).toMatchObject({ code: 'CRASHED' });
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(errorOf(await patient)).toMatch(/could not start: its launch did not finish within 20000 ms/);
+      expect(await runInRealChild(tier, ref)).toMatchObject({ ok: true });
+      expect(launches).toBe(2);
+      await eventually(
+        () => cleanups,
+        (count) => count === 1,
+      );
+      expect(cleanups).toBe(1);
+    } finally {
+      await tier.close();
+    }
+  }, 90_000);
+  test('a child that took long to start has its whole bound from when it got the request', async () => {
+    // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
+    const launcher = slowLauncher(3_000, (spec) => launchFake(spec, 'silent'));
+    const { tier } = tierWithFakeChild('silent', { launcher });
+    try {
+      const ref = await probeRef();
+      const started = Date.now();
+      const outcome = await run(tier, ref);
+      expect(deadlineOf(outcome)).toBe(6_600);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_600);
+    } finally {
+      await tier.close();
+    }
+  }, 40_000);
 });
 
 describe('process tier: what a tool can reach from its worker', () => {
