@@ -1,3 +1,4 @@
+import { enableCodeCache } from './code-cache.ts';
 import { CliError, oneLineMessage } from './errors.ts';
 import { toolpoolVersion } from '../core/version.ts';
 
@@ -66,5 +67,6 @@ async function dispatch(argv: string[]): Promise<number> {
       `unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. Run "toolpool --help".`,
       2,
     );
+  enableCodeCache();
   return run(rest);
 }

@@ -4,7 +4,7 @@ import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toolpoolVersion } from '../core/version.ts';
 import type { Isolation } from '../core/tool.ts';
-import { compileCacheDir } from '../isolation/worker/module-compiler.ts';
+import { compileCacheDir } from '../isolation/worker/cache-folder.ts';
 import type { ToolInfo } from '../tools/tool-info.ts';
 
 /**

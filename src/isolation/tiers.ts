@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PermissionErrors, SandboxErrors } from '../core/errors.ts';
-import { compileCacheDir, compiledRuntimeDir } from './worker/module-compiler.ts';
+import { compileCacheDir, compiledRuntimeDir } from './worker/cache-folder.ts';
 import { PoolSet } from './worker/pool-set.ts';
 import { workerEntryReadPaths } from './worker/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../core/tool.ts';

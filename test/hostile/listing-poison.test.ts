@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor } from '../../src/executor/executor.ts';
-import { compileCacheDir } from '../../src/isolation/worker/module-compiler.ts';
+import { compileCacheDir } from '../../src/isolation/worker/cache-folder.ts';
 import { listingKeyOf, plantListing, plantedInfo } from '../support/listings.ts';
 
 // The listing cache lives where tools without permissions can write: what a

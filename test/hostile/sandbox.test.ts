@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createExecutor, type Executor, type ExecutorOptions, type ToolResultMessage } from '../../src/index.ts';
-import { compiledRuntimeDir } from '../../src/isolation/worker/module-compiler.ts';
+import { compiledRuntimeDir } from '../../src/isolation/worker/cache-folder.ts';
 import { call, fixture, textOf } from '../support/executors.ts';
 import { childPids, eventually, processesWith } from '../support/leaks.ts';
 

@@ -2,8 +2,6 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as ModernServer } from '@modelcontextprotocol/server';
-import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { createModernServer } from './modern-server.ts';
 import { createMcpServer } from './server.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 
@@ -24,9 +22,10 @@ const REVISION_CLAIM = 'io.modelcontextprotocol/protocolVersion';
  * The client's first message decides the revision for the connection: one
  * that carries the 2026-07-28 envelope (`server/discover`, or a request
  * with `_meta["io.modelcontextprotocol/protocolVersion"]`) is served by the
- * MCP SDK v2's own stdio entry (`serveStdio`, see modern-server.ts);
- * anything else (an `initialize`, as SDK 1.x clients open) by
- * `createMcpServer` as before.
+ * MCP SDK v2's own stdio entry (`serveStdio`, see modern-server.ts),
+ * which loads then (only such a client needs it: ~25 ms of a start, on the
+ * way to the first tools/list); anything else (an `initialize`, as SDK 1.x
+ * clients open) by `createMcpServer` as before.
  */
 export async function serveOverStdio(executor: McpExecutor, options: McpServerOptions = {}): Promise<McpHost> {
   let end!: (reason: string) => void;
@@ -41,8 +40,15 @@ export async function serveOverStdio(executor: McpExecutor, options: McpServerOp
   const channel = new Channel(wire);
   let close: () => Promise<void> = async () => void (await wire.close());
   const open = (first: JSONRPCMessage): void => {
-    if (hasRevisionClaim(first)) close = serveModern(executor, options, channel);
-    else {
+    if (hasRevisionClaim(first)) {
+      const serving = serveModern(executor, options, channel);
+      // The channel holds the client's messages until the server connects to it.
+      serving.catch((error: unknown) => end(`cannot serve a 2026-07-28 client (${(error as Error).message})`));
+      close = async () => {
+        const stop = await serving.catch(() => undefined);
+        await (stop ? stop() : wire.close());
+      };
+    } else {
       const server = createMcpServer(executor, options);
       void server.connect(channel).catch((error: unknown) => channel.onerror?.(error as Error));
       close = () => server.close();
@@ -62,9 +68,17 @@ export async function serveOverStdio(executor: McpExecutor, options: McpServerOp
 }
 
 /** A 2026-07-28 connection: the SDK v2's stdio entry over the channel; a change of the tools reaches its listen subscriptions. */
-function serveModern(executor: McpExecutor, options: McpServerOptions, channel: Channel): () => Promise<void> {
+async function serveModern(
+  executor: McpExecutor,
+  options: McpServerOptions,
+  channel: Channel,
+): Promise<() => Promise<void>> {
+  const [{ serveStdio }, { createModernServer }] = await Promise.all([
+    import('@modelcontextprotocol/server/stdio'),
+    import('./modern-server.ts'),
+  ]);
   const servers = new Set<ModernServer>();
-  const handle: StdioServerHandle = serveStdio(
+  const handle = serveStdio(
     () => {
       const server = createModernServer(executor, options);
       servers.add(server);
