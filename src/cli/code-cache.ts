@@ -1,6 +1,5 @@
 import Module from 'node:module';
-import { join } from 'node:path';
-import { compileCacheDir } from '../isolation/worker/cache-folder.ts';
+import { ownedCodeCacheDir } from '../isolation/worker/cache-folder.ts';
 
 type EnableCompileCache = (directory: string) => unknown;
 
@@ -12,19 +11,23 @@ type EnableCompileCache = (directory: string) => unknown;
  * first tools/list (BENCHMARKS.md, case 18). Node 22.1+; before, a no-op.
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off (Node reads it).
  *
- * Code read from it runs on the host, so it lives in toolpool's compile
- * cache folder: one this user owns and nobody else may write, which no
- * tool behind a wall may write either. Node enables it per thread: the
- * tools' workers never read it, and a tool under `permissions` may not turn
- * it on for itself (permission-walls.ts). Left off for a library user's
- * process: that is the application's choice.
+ * Node checks an entry only against sums anyone can compute, and code read
+ * from it runs on the host: it lives in `~/.cache/toolpool/v8` (ownedCodeCacheDir),
+ * a folder only this user may enter, which no tool may be granted a write
+ * in or over. Node enables it per thread: the tools' workers never read
+ * it, and a tool under `permissions` may not turn it on for itself
+ * (permission-walls.ts). Left off for a library user's process: that is the
+ * application's choice.
  */
 export function enableCodeCache(): void {
   const enable = (Module as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
   if (typeof enable !== 'function') return;
+  const folder = ownedCodeCacheDir();
+  // Only a speed-up: without a folder of its own (a read-only home, one another user could enter) the command runs without it.
+  if (folder === undefined) return;
   try {
-    enable(join(compileCacheDir(), 'v8'));
+    enable(folder);
   } catch {
-    // Only a speed-up: a folder that cannot be made (a read-only TMPDIR) leaves the command as it was.
+    // The same when Node cannot use it.
   }
 }

@@ -77,12 +77,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // One stderr line per finished call: stdout belongs to the protocol.
     logCalls(executor, log);
     const host = await startHost(mcp, executor, port);
-    log(
-      `${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${host.where}`,
-    );
-    const reason = await Promise.race([...(host.ended ? [host.ended] : []), stopped]);
-    log(`stopping: ${reason}`);
-    await host.close();
+    try {
+      log(
+        `${executor.definitions.length} tool(s) (${executor.definitions.map((d) => d.name).join(', ')}) on ${host.where}`,
+      );
+      // A client it cannot serve rejects `ended`: the command then fails with that error, after the host is closed.
+      const reason = await Promise.race([...(host.ended ? [host.ended] : []), stopped]);
+      log(`stopping: ${reason}`);
+    } finally {
+      await host.close();
+    }
   } finally {
     // Also when the host could not start: no worker or child may outlive the command.
     await executor.close();

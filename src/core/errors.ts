@@ -132,9 +132,9 @@ export const PermissionErrors = {
     (option === 'fsWrite' ? 'write' : 'read') +
     ' there. ' +
     `Remove the link, grant its target in permissions.${option} too, or use isolation: "sandbox" (where a link leads only inside the sandbox).`,
-  writeCoversCompileCache: (path: string, cache: string) =>
-    `createExecutor: option permissions.fsWrite ${path} contains toolpool's compile cache (${cache}); a tool could replace the code a later executor runs. ` +
-    'Grant a folder that does not contain it.',
+  writeOverlapsCache: (path: string, cache: string) =>
+    `createExecutor: option permissions.fsWrite ${path} reaches into toolpool's cache ${cache} (it contains it or lies inside it); a tool could replace the code a later executor or toolpool command runs. ` +
+    'Grant a folder outside it.',
 } as const;
 
 /**
@@ -605,6 +605,8 @@ export const AdapterErrors = {
   httpBodyTooLarge: (limit: number) => `Payload Too Large: a request body may have at most ${limit} bytes.`,
   mcpSdkMissing: (message: string) =>
     `toolpool serve needs the MCP SDK: npm install @modelcontextprotocol/sdk (${message})`,
+  cannotServeModern: (message: string) =>
+    `toolpool serve cannot serve this client: it speaks the 2026-07-28 MCP revision, and the MCP SDK v2 server (@modelcontextprotocol/server) did not load (${message}). Reinstall toolpool's dependencies (npm ci), or use a client of an earlier revision.`,
   bullmqMissing: (message: string) =>
     `toolpool worker needs BullMQ and ioredis: npm install bullmq ioredis (${message})`,
   // The rest of a "Not run: "tool" needs a person's approval, and ..." error result.

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PermissionErrors, SandboxErrors } from '../core/errors.ts';
-import { compileCacheDir, compiledRuntimeDir } from './worker/cache-folder.ts';
+import { compiledRuntimeDir, protectedFolders } from './worker/cache-folder.ts';
 import { PoolSet } from './worker/pool-set.ts';
 import { workerEntryReadPaths } from './worker/worker-pool.ts';
 import type { HostFunctions, Isolation } from '../core/tool.ts';
@@ -12,7 +12,7 @@ import {
   permissionArgv,
   permissionSupport,
   processPermissionArgv,
-  writeRootCovering,
+  writeRootOverlapping,
   type PermissionSupport,
   type Permissions,
 } from './common/permissions.ts';
@@ -239,12 +239,7 @@ function runsInProcess(
  * (nobody) must be able to use what it is given.
  */
 function checkSandboxPermissions(permissions: Permissions): void {
-  const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined)
-    throw new ToolpoolTypeError(
-      'TOOLPOOL_ERR_INVALID_OPTION',
-      PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()),
-    );
+  refuseWritesOverCaches(permissions);
   const fsWrite = (permissions.fsWrite ?? []).map((path) => resolve(path));
   const unlisted = (permissions.fsWriteShared ?? []).find((path) => !fsWrite.includes(resolve(path)));
   if (unlisted !== undefined)
@@ -263,6 +258,19 @@ function checkSandboxPermissions(permissions: Permissions): void {
     throw new ToolpoolTypeError('TOOLPOOL_ERR_SANDBOX_UNAVAILABLE', SandboxErrors.notAccessibleAsNobody(problem));
 }
 
+/**
+ * What a later executor or `toolpool` command takes from toolpool's caches
+ * (compiled modules, the CLI's V8 code cache) a tool must not write: no
+ * fsWrite root may contain one of them or lie inside one.
+ */
+function refuseWritesOverCaches(permissions: Permissions): void {
+  for (const folder of protectedFolders()) {
+    const grant = writeRootOverlapping(permissions, folder);
+    if (grant !== undefined)
+      throw new ToolpoolTypeError('TOOLPOOL_ERR_INVALID_OPTION', PermissionErrors.writeOverlapsCache(grant, folder));
+  }
+}
+
 /** Refuses what the tier cannot enforce on this line, rather than running tools less restricted than asked. */
 function checkPermissionsHere(
   permissions: Permissions,
@@ -273,12 +281,7 @@ function checkPermissionsHere(
     throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netListNeedsSandbox(tier));
   if (permissions.net === false && !support.net)
     throw new ToolpoolTypeError('TOOLPOOL_ERR_UNSUPPORTED', PermissionErrors.netFalseNotEnforceable(process.version));
-  const cover = writeRootCovering(permissions, compileCacheDir());
-  if (cover !== undefined)
-    throw new ToolpoolTypeError(
-      'TOOLPOOL_ERR_INVALID_OPTION',
-      PermissionErrors.writeCoversCompileCache(cover, compileCacheDir()),
-    );
+  refuseWritesOverCaches(permissions);
   checkGrantedLinks(permissions);
 }
 

@@ -717,7 +717,7 @@ describe('process tier: the compile cache', () => {
     expect(textOf(results[0]!)).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
     await expect(
       create({ tools: [fixture('process-tier/write-file-at.ts')], permissions: { fsWrite: [tmpdir()] } }),
-    ).rejects.toThrow(/permissions.fsWrite .* contains toolpool's compile cache/);
+    ).rejects.toThrow(/permissions.fsWrite .* reaches into toolpool's cache/);
   });
 });
 

@@ -2,11 +2,13 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as ModernServer } from '@modelcontextprotocol/server';
+import { AdapterErrors, errorMessage } from '../../core/errors.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 import { createMcpServer } from './server.ts';
 import type { McpExecutor, McpServerOptions } from './types.ts';
 
 export interface McpHost {
-  /** Resolves when the client went away (stdin closed, stdout broken), with what happened. */
+  /** Resolves when the client went away (stdin closed, stdout broken), with what happened; rejects when the client cannot be served. */
   readonly ended: Promise<string>;
   /** Stops serving: in-flight calls are aborted. Does not close the executor. */
   close(): Promise<void>;
@@ -29,7 +31,10 @@ const REVISION_CLAIM = 'io.modelcontextprotocol/protocolVersion';
  */
 export async function serveOverStdio(executor: McpExecutor, options: McpServerOptions = {}): Promise<McpHost> {
   let end!: (reason: string) => void;
-  const ended = new Promise<string>((resolve) => (end = resolve));
+  let fail!: (error: Error) => void;
+  const ended = new Promise<string>((resolve, reject) => ((end = resolve), (fail = reject)));
+  // Read by whoever races it (serve.ts); a rejection nobody awaited must not end the process.
+  ended.catch(() => undefined);
   const onEnd = () => end('stdin closed');
   // A client that exits while we write makes stdout fail with EPIPE; without a listener that would throw.
   const onStdoutError = (error: Error) => end(`stdout failed (${error.message})`);
@@ -39,11 +44,14 @@ export async function serveOverStdio(executor: McpExecutor, options: McpServerOp
   const wire = new StdioServerTransport();
   const channel = new Channel(wire);
   let close: () => Promise<void> = async () => void (await wire.close());
+  let closing = false;
   const open = (first: JSONRPCMessage): void => {
     if (hasRevisionClaim(first)) {
-      const serving = serveModern(executor, options, channel);
-      // The channel holds the client's messages until the server connects to it.
-      serving.catch((error: unknown) => end(`cannot serve a 2026-07-28 client (${(error as Error).message})`));
+      // The channel holds the client's messages until the server connects to it; a close asked for meanwhile wins.
+      const serving = serveModern(executor, options, channel, () => closing);
+      serving.catch((error: unknown) =>
+        fail(new ToolpoolError('TOOLPOOL_ERR_MCP_SERVER', AdapterErrors.cannotServeModern(errorMessage(error)))),
+      );
       close = async () => {
         const stop = await serving.catch(() => undefined);
         await (stop ? stop() : wire.close());
@@ -59,6 +67,7 @@ export async function serveOverStdio(executor: McpExecutor, options: McpServerOp
   return {
     ended,
     async close() {
+      closing = true;
       process.stdin.off('end', onEnd).off('close', onEnd);
       await close();
       // Nothing reads stdin any more; let it stop holding the event loop open.
@@ -72,11 +81,14 @@ async function serveModern(
   executor: McpExecutor,
   options: McpServerOptions,
   channel: Channel,
+  closing: () => boolean,
 ): Promise<() => Promise<void>> {
   const [{ serveStdio }, { createModernServer }] = await Promise.all([
     import('@modelcontextprotocol/server/stdio'),
     import('./modern-server.ts'),
   ]);
+  // Closed while the SDK loaded: no server starts, so no call the client sent meanwhile runs.
+  if (closing()) return async () => void (await channel.close());
   const servers = new Set<ModernServer>();
   const handle = serveStdio(
     () => {

@@ -172,13 +172,18 @@ function pathFlags(permissions: Permissions, ownReads: readonly string[]): strin
   return [...reads.map((path) => `--allow-fs-read=${path}`), ...writes.map((path) => `--allow-fs-write=${path}`)];
 }
 
-/** A write root that contains `inner` (or is it). */
-export function writeRootCovering(permissions: Permissions, inner: string): string | undefined {
-  const target = canonical(inner);
+/** A write root that contains `folder`, is it, or lies inside it: a grant that reaches into the folder. */
+export function writeRootOverlapping(permissions: Permissions, folder: string): string | undefined {
+  const target = canonical(folder);
   return (permissions.fsWrite ?? []).find((path) => {
     const root = canonical(path);
-    return target === root || target.startsWith(root === sep ? sep : root + sep);
+    return within(target, root) || within(root, target);
   });
+}
+
+/** `path` is `folder` or inside it. */
+function within(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder === sep ? sep : folder + sep);
 }
 
 /** Absolute, with symlinks resolved (Node checks the real path), no trailing separator. */
