@@ -131,11 +131,12 @@ export const callOverhead: BenchCase = {
         ],
         targets: [
           {
+            // Issue 27's goal for the back-to-back call (an earlier round asked 1.20x).
             name: 'Trivial worker call vs raw piscina round trip',
             measured: ratio.value,
             shown: `${ratio.value.toFixed(2)}x`,
-            goal: '<= 1.20x',
-            met: ratio.value <= 1.2,
+            goal: '<= 1.50x',
+            met: ratio.value <= 1.5,
           },
           {
             name: 'A call that arrives alone (after 20 ms idle) vs raw piscina',
