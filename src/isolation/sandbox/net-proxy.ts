@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { BlockList, createConnection, createServer, isIP, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SandboxErrors } from '../../core/errors.ts';
+import { ToolpoolError } from '../../core/error-codes.ts';
 import type { NetTarget } from './net-allowlist.ts';
 
 /** The request line and headers of a CONNECT may be this long at most. */
@@ -112,6 +114,9 @@ export async function resolveTarget(
  * decides: a target not in the list, or anything that is not a CONNECT
  * for `host:port`, gets 403 and the connection closed.
  */
+/** sun_path holds 108 bytes on Linux, its last a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
 export class NetProxy {
   readonly #server: Server;
   readonly #tunnels = new Set<Socket>();
@@ -135,10 +140,23 @@ export class NetProxy {
     // mkdtemp makes the folder 0700: no other user of the host reaches the socket.
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-net-'));
     const proxy = new NetProxy(join(folder, 'net.sock'), folder, new Set(targets.map((t) => t.key)), resolver);
-    await new Promise<void>((resolve, reject) => {
-      proxy.#server.once('error', reject);
-      proxy.#server.listen({ path: proxy.socketPath, writableAll, readableAll: writableAll }, () => resolve());
-    });
+    try {
+      // Longer, and Node 20 listens at the path cut short, where the sandbox's end of it would never connect.
+      const bytes = Buffer.byteLength(proxy.socketPath);
+      if (bytes > MAX_SOCKET_PATH_BYTES)
+        throw new ToolpoolError(
+          'TOOLPOOL_ERR_SANDBOX_UNAVAILABLE',
+          SandboxErrors.netSocketPathTooLong(proxy.socketPath, bytes),
+        );
+      await new Promise<void>((resolve, reject) => {
+        proxy.#server.once('error', reject);
+        proxy.#server.listen({ path: proxy.socketPath, writableAll, readableAll: writableAll }, () => resolve());
+      });
+    } catch (error) {
+      // No proxy to close later: its folder goes now (a start that failed left one per launch before).
+      await rm(folder, { recursive: true, force: true });
+      throw error;
+    }
     proxy.#server.unref();
     return proxy;
   }
