@@ -5,6 +5,7 @@ import { newPiRuns, piPeer } from '../bench/lib/pi.ts';
 import { consoleReport, markdownReport } from '../bench/lib/report.ts';
 import { removeBuild } from '../bench/lib/toolpool.ts';
 import type { BenchContext, CaseResult } from '../bench/lib/types.ts';
+import { lineIndependentChecksRunHere } from './support/ci-lines.ts';
 
 /**
  * The benchmark suite must not rot: every case runs once with tiny sizes
@@ -15,7 +16,8 @@ const context: BenchContext = { quick: true, log: () => undefined, shared: new M
 const results: CaseResult[] = [];
 afterAll(removeBuild);
 
-describe('bench smoke: each case of bench/ runs with tiny sizes', () => {
+// The harness runs the same on every line: CI runs it on one (support/ci-lines.ts); the peer check below on each.
+describe.skipIf(!lineIndependentChecksRunHere)('bench smoke: each case of bench/ runs with tiny sizes', () => {
   test.each(CASES.map((benchCase) => [benchCase.id, benchCase.title, benchCase] as const))(
     'case %i: %s',
     async (_id, _title, benchCase) => {
