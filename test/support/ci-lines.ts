@@ -1,8 +1,9 @@
 /**
  * `.ci/run` runs the suite on four Node lines, one after the other, and the
  * whole run must stay under 30 minutes. A few checks give the same answer on
- * every line: tsc over the docs' code and a user's project, and the
- * benchmark harness's smoke run. CI runs those on one line only, the one it
+ * every line: tsc over the docs' code and a user's project, vitest's type
+ * tests (which `npm run check` type-checks too), and the benchmark harness's
+ * smoke run. CI runs those on one line only, the one it
  * names in TOOLPOOL_CI_LINE_INDEPENDENT (a Node major, its newest line);
  * `npm test` anywhere else runs them on whatever line it is.
  */
