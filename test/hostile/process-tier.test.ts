@@ -444,6 +444,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 60_000);
+
   test('a child that stops answering: the call ends at the host-side deadline, the child is SIGKILLed, the next call starts a new one', async () => {
     const { tier, launches } = tierWithFakeChild('silent', realChildLoad);
     try {
@@ -460,6 +461,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 30_000);
+
   test('an abort that comes late does not move the host-side deadline of a silent child past its first one', async () => {
     const { tier } = tierWithFakeChild('silent');
     try {
@@ -476,6 +478,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 40_000);
+
   test("a child that says it terminated the call's thread gets 11 s for the verdict, once, however often it says so", async () => {
     const { tier } = tierWithFakeChild('terminated-again');
     try {
@@ -490,6 +493,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 40_000);
+
   test('a notice held back to the last moment gains nothing: the verdict is due 11 s after the call was due to stop', async () => {
     const { tier } = tierWithFakeChild('terminated-late');
     try {
@@ -501,6 +505,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 40_000);
+
   test('an abort after the notice still bounds the call: no later than the verdict due from the notice', async () => {
     const { tier } = tierWithFakeChild('terminated-again');
     try {
@@ -524,6 +529,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 40_000);
+
   test('a launch that never ends: calls waiting for it end by their own bound, the start by its own, and the next start serves', async () => {
     // Before, a call waited for its child's start before it looked at its answer: a launch that never settled kept
     // every call of the tier pending past its deadline, holding its share of the thread budget (a soak's hang fits this).
@@ -569,6 +575,7 @@ describe.concurrent('process tier: a hostile child main thread, against the cloc
       await tier.close();
     }
   }, 90_000);
+
   test('a child that took long to start has its whole bound from when it got the request', async () => {
     // A launch that takes 3 s (a loaded machine): the 6.6 s the silent child has count from the request's sending.
     const launcher = slowLauncher(3_000, (spec) => launchFake(spec, 'silent'));
