@@ -142,8 +142,8 @@ export const PermissionErrors = {
  * tier to use until then.
  */
 export const SandboxErrors = {
-  netSocketPathTooLong: (path: string, bytes: number) =>
-    `the sandbox's network proxy cannot listen at ${path}: a Unix socket path may have at most 107 bytes, and this one has ${bytes} ` +
+  socketPathTooLong: (path: string, bytes: number) =>
+    `the sandbox cannot listen at ${path}: a Unix socket path may have at most 107 bytes, and this one has ${bytes} ` +
     '(the temporary folder is deep). Set TMPDIR to a shorter folder, such as /tmp.',
   probeUnanswered: (bwrap: string, why: string) =>
     `bubblewrap (${bwrap}) gave no lasting answer to its probe (${why}), so the child was not started ` +

@@ -1,10 +1,10 @@
 import { createServer, connect, type Server, type AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseNetAllowlist } from '../../src/isolation/sandbox/net-allowlist.ts';
 import { connectTarget, NetProxy, resolveTarget } from '../../src/isolation/sandbox/net-proxy.ts';
+import { inDeepTmpdir } from '../support/deep-tmpdir.ts';
 
 let upstream: Server;
 let port = 0;
@@ -62,20 +62,12 @@ describe('host-side proxy', () => {
 
   test('a socket path too long to listen at fails the start with what to do, and leaves no folder behind', async () => {
     // Longer than a Unix socket path may be: Node 20 listened at the path cut short, and the folder stayed.
-    const longTemp = join(mkdtempSync(join(tmpdir(), 'toolpool-net-test-')), 'x'.repeat(120));
-    mkdirSync(longTemp);
-    const saved = process.env.TMPDIR;
-    process.env.TMPDIR = longTemp;
-    try {
-      await expect(NetProxy.start([])).rejects.toThrow(
+    const left = await inDeepTmpdir(() =>
+      expect(NetProxy.start([])).rejects.toThrow(
         /at most 107 bytes, and this one has \d+ .*Set TMPDIR to a shorter folder/,
-      );
-      expect(readdirSync(longTemp)).toEqual([]);
-    } finally {
-      process.env.TMPDIR = saved;
-      if (saved === undefined) delete process.env.TMPDIR;
-      rmSync(dirname(longTemp), { recursive: true, force: true });
-    }
+      ),
+    );
+    expect(left).toEqual([]);
   });
 });
 

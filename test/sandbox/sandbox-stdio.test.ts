@@ -8,6 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { findPrlimit } from '../../src/isolation/process/child-launcher.ts';
+import { sandboxStdio } from '../../src/isolation/sandbox/sandbox-stdio.ts';
+import { inDeepTmpdir } from '../support/deep-tmpdir.ts';
 import { fixture } from '../support/executors.ts';
 
 const prlimit = findPrlimit();
@@ -44,4 +46,16 @@ describe.skipIf(!prlimit)('sandbox stdio on a host out of descriptors', () => {
     expect(outcomes.some((line) => line.startsWith('rejected: '))).toBe(true);
     expect(outcomes.at(-1)).toBe('ok');
   }, 120_000);
+});
+
+describe('sandbox stdio in a deep temporary folder', () => {
+  test('a socket path too long to listen at fails the start with what to do, and leaves nothing behind', async () => {
+    // Node 20 listened at the path cut short, outside the private folder, where another user could connect first.
+    const left = await inDeepTmpdir(() =>
+      expect(sandboxStdio()).rejects.toThrow(
+        /at most 107 bytes, and this one has \d+ .*Set TMPDIR to a shorter folder/,
+      ),
+    );
+    expect(left).toEqual([]);
+  });
 });

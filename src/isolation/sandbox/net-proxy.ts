@@ -3,9 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { BlockList, createConnection, createServer, isIP, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxErrors } from '../../core/errors.ts';
-import { ToolpoolError } from '../../core/error-codes.ts';
 import type { NetTarget } from './net-allowlist.ts';
+import { checkSocketPath } from './socket-path.ts';
 
 /** The request line and headers of a CONNECT may be this long at most. */
 const MAX_HEADER_BYTES = 4096;
@@ -114,9 +113,6 @@ export async function resolveTarget(
  * decides: a target not in the list, or anything that is not a CONNECT
  * for `host:port`, gets 403 and the connection closed.
  */
-/** sun_path holds 108 bytes on Linux, its last a NUL. */
-const MAX_SOCKET_PATH_BYTES = 107;
-
 export class NetProxy {
   readonly #server: Server;
   readonly #tunnels = new Set<Socket>();
@@ -141,13 +137,7 @@ export class NetProxy {
     const folder = await mkdtemp(join(tmpdir(), 'toolpool-net-'));
     const proxy = new NetProxy(join(folder, 'net.sock'), folder, new Set(targets.map((t) => t.key)), resolver);
     try {
-      // Longer, and Node 20 listens at the path cut short, where the sandbox's end of it would never connect.
-      const bytes = Buffer.byteLength(proxy.socketPath);
-      if (bytes > MAX_SOCKET_PATH_BYTES)
-        throw new ToolpoolError(
-          'TOOLPOOL_ERR_SANDBOX_UNAVAILABLE',
-          SandboxErrors.netSocketPathTooLong(proxy.socketPath, bytes),
-        );
+      checkSocketPath(proxy.socketPath);
       await new Promise<void>((resolve, reject) => {
         proxy.#server.once('error', reject);
         proxy.#server.listen({ path: proxy.socketPath, writableAll, readableAll: writableAll }, () => resolve());

@@ -3,6 +3,7 @@ import { forwardToolOutput } from '../worker/tool-output.ts';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkSocketPath } from './socket-path.ts';
 
 /** The sandbox's stdout and stderr: one end of a Unix socket each, the other end copied to the host's. */
 export interface SandboxStdio {
@@ -32,6 +33,7 @@ export async function sandboxStdio(): Promise<SandboxStdio> {
   server.on('error', () => undefined); // each wait below hears it as well
   const made: Socket[] = [];
   try {
+    checkSocketPath(path);
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
     // One at a time, so the first pair is stdout's and the second stderr's.
     const [stdout, stdoutPeer] = await connectedPair(server, path, made);
