@@ -97,4 +97,14 @@ describe('no tool may be granted a write into it', () => {
       ).rejects.toThrow(/permissions.fsWrite .* reaches into toolpool's cache .*toolpool/);
     }
   });
+
+  test('an MCP server in the sandbox may not be granted it either', async () => {
+    const cacheHome = mkdtempSync(join(scratch, 'mcp-'));
+    process.env.XDG_CACHE_HOME = cacheHome;
+    await expect(
+      createExecutor({
+        mcpServers: { planter: { command: process.execPath, args: ['-e', ''], permissions: { fsWrite: [cacheHome] } } },
+      }),
+    ).rejects.toThrow(/planter.*permissions.fsWrite .* reaches into toolpool's cache/s);
+  });
 });

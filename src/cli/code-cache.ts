@@ -14,7 +14,8 @@ type EnableCompileCache = (directory: string) => unknown;
  * Node checks an entry only against sums anyone can compute, and code read
  * from it runs on the host: it lives in `~/.cache/toolpool/v8` (ownedCodeCacheDir),
  * a folder only this user may enter, which no tool may be granted a write
- * in or over. Node enables it per thread: the tools' workers never read
+ * in or over (a tool in a tier that is not a wall can write it, as it can
+ * write node_modules). Node enables it per thread: the tools' workers never read
  * it, and a tool under `permissions` may not turn it on for itself
  * (permission-walls.ts). Left off for a library user's process: that is the
  * application's choice.

@@ -92,7 +92,7 @@ function checkStdio(name: string, config: McpStdioServer): StdioPlan {
     return { kind: 'stdio', name, config, isolation, netTargets: [] };
   }
   try {
-    // The sandbox tier's own checks: a well-formed net list, no write access to the compile cache, paths nobody can use under a root host.
+    // The sandbox tier's own checks: a well-formed net list, no write access to toolpool's caches, paths nobody can use under a root host.
     // A server's fsWrite folders are bound as they are (no space per server yet), so all must let its uid in.
     if (permissions)
       checkIsolation('sandbox', {
